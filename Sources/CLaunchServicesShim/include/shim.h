@@ -1,0 +1,1 @@
+int ls_placeholder(void);

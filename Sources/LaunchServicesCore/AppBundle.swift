@@ -1,0 +1,97 @@
+/// A validated application: what the registry stores and resolution returns.
+public struct AppBundle: Hashable, Sendable {
+    /// `CFBundleIdentifier`, unique in the registry.
+    public var id: String
+    /// `CFBundleName`, or the identifier when absent.
+    public var name: String
+    /// The bundle folder.
+    public var path: String
+    /// `CFBundleExecutable`, relative to the bundle folder.
+    public var executable: String
+    /// Every scheme of every `CFBundleURLTypes` entry, normalized, without duplicates, in
+    /// declaration order.
+    public var schemes: [URLScheme]
+    /// `LSApplicationQueriesSchemes`: the only schemes this app may ask `canOpenURL` about.
+    public var queriesSchemes: Set<URLScheme>
+
+    public init(id: String, name: String, path: String, executable: String, schemes: [URLScheme], queriesSchemes: Set<URLScheme> = []) {
+        self.id = id
+        self.name = name
+        self.path = path
+        self.executable = executable
+        self.schemes = schemes
+        self.queriesSchemes = queriesSchemes
+    }
+
+    /// The executable's absolute path.
+    public var executablePath: String { path.hasSuffix("/") ? path + executable : path + "/" + executable }
+
+    /// iOS 15 caps `LSApplicationQueriesSchemes` at 50 entries.
+    public static let maximumQueriesSchemes = 50
+
+    /// Validates a decoded Info.plist. All-or-nothing: any bad key refuses the whole bundle,
+    /// with an error naming the key, the bundle and what to do.
+    public init(validating plist: InfoPlist, path: String) throws(BundleError) {
+        guard let id = plist.bundleIdentifier, !id.isEmpty else {
+            throw BundleError(path: path, key: "CFBundleIdentifier", problem: "is missing or empty; every bundle needs a unique identifier such as com.example.app")
+        }
+        guard Self.isValidIdentifier(id) else {
+            throw BundleError(path: path, key: "CFBundleIdentifier", problem: "'\(id)' may contain only letters, digits, '-', '.' and '_'")
+        }
+        guard let executable = plist.bundleExecutable, !executable.isEmpty else {
+            throw BundleError(path: path, key: "CFBundleExecutable", problem: "is missing or empty; name the executable file inside the bundle folder")
+        }
+        guard !executable.contains("/"), executable != ".", executable != ".." else {
+            throw BundleError(path: path, key: "CFBundleExecutable", problem: "'\(executable)' must be a file name inside the bundle folder, without '/'")
+        }
+        var schemes: [URLScheme] = []
+        for (index, type) in (plist.urlTypes ?? []).enumerated() {
+            guard let declared = type.schemes, !declared.isEmpty else {
+                throw BundleError(path: path, key: "CFBundleURLTypes[\(index)].CFBundleURLSchemes", problem: "is missing or empty; list at least one scheme")
+            }
+            for text in declared {
+                do {
+                    let scheme = try URLScheme(validating: text)
+                    if !schemes.contains(scheme) { schemes.append(scheme) }
+                } catch {
+                    throw BundleError(path: path, key: "CFBundleURLTypes[\(index)].CFBundleURLSchemes", problem: error.description)
+                }
+            }
+        }
+        let queries = plist.queriesSchemes ?? []
+        guard queries.count <= Self.maximumQueriesSchemes else {
+            throw BundleError(path: path, key: "LSApplicationQueriesSchemes", problem: "lists \(queries.count) schemes; at most \(Self.maximumQueriesSchemes) are allowed")
+        }
+        var queriesSchemes: Set<URLScheme> = []
+        for text in queries {
+            do {
+                queriesSchemes.insert(try URLScheme(validating: text))
+            } catch {
+                throw BundleError(path: path, key: "LSApplicationQueriesSchemes", problem: error.description)
+            }
+        }
+        self.init(id: id, name: plist.bundleName ?? id, path: path, executable: executable, schemes: schemes, queriesSchemes: queriesSchemes)
+    }
+
+    static func isValidIdentifier(_ id: String) -> Bool {
+        id.utf8.allSatisfy { URLScheme.isAlpha($0) || URLScheme.isDigit($0) || $0 == 0x2D || $0 == 0x2E || $0 == 0x5F }
+    }
+}
+
+/// A bundle that cannot be registered, and why: names the bundle, the key and the fix.
+public struct BundleError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var key: String?
+    public var problem: String
+
+    public init(path: String, key: String?, problem: String) {
+        self.path = path
+        self.key = key
+        self.problem = problem
+    }
+
+    public var description: String {
+        if let key { return "bundle \(path): \(key) \(problem)" }
+        return "bundle \(path): \(problem)"
+    }
+}

@@ -1,0 +1,315 @@
+/// The app lifecycle as a pure state machine: events in, actions out (the Hummingbird
+/// `StateMachine` shape). It owns every app's state, the frontmost app, and each app's
+/// queue of opens; the daemon only performs the actions it returns and feeds back what
+/// happened. No clock, no I/O: time arrives as `now` (monotonic nanoseconds) on each event.
+///
+/// One open per app is in flight at a time (a *transaction*); later opens for the same app
+/// queue behind it. Opens for different apps proceed concurrently.
+public struct LaunchStateMachine: Sendable {
+    public enum Action: Sendable, Equatable {
+        /// Start the app's executable.
+        case spawn(app: String)
+        /// Send a launch method (`willFinishLaunching`/`didFinishLaunching`) and await its reply under `token`.
+        case sendLaunchMethod(app: String, phase: LaunchPhase, token: UInt64, options: OpenRequest)
+        /// Deliver the URL (`open` or `handleOpen`) and await the reply under `token`.
+        case deliver(app: String, token: UInt64, request: OpenRequest)
+        /// A one-way lifecycle notification.
+        case notify(app: String, AppNotification)
+        /// Call `deadlinePassed(app:token:)` after `after`, unless the phase ended first.
+        case armDeadline(app: String, phase: LaunchPhase, token: UInt64, after: Duration)
+        /// Answer the caller waiting under the request token.
+        case reply(requestToken: UInt64, OpenOutcome)
+        /// Kill the process (the launch watchdog); its exit comes back as `exited`.
+        case terminate(app: String, pid: Int32)
+    }
+
+    /// Everything known about one app.
+    public struct AppRecord: Sendable, Equatable {
+        public fileprivate(set) var state: AppState = .notRunning
+        public fileprivate(set) var pid: Int32?
+        fileprivate var transaction: Transaction?
+        fileprivate var queue: [OpenRequest] = []
+        public var pendingOpens: Int { queue.count + (transaction == nil ? 0 : 1) }
+        public var currentPhase: LaunchPhase? { transaction?.phase }
+    }
+
+    fileprivate struct Transaction: Sendable, Equatable {
+        var request: OpenRequest
+        var phase: LaunchPhase
+        var phaseToken: UInt64
+        var phaseStarted: UInt64
+        var cold: Bool
+        var timings: [PhaseTiming] = []
+        /// The caller has been answered (veto or timeout); what remains finishes the launch.
+        var replied = false
+        /// Set when a launch method said NO: the app still finishes launching, no URL is delivered.
+        var vetoed = false
+    }
+
+    public let deadlines: PhaseDeadlines
+    public private(set) var apps: [String: AppRecord] = [:]
+    public private(set) var frontmost: String?
+    private var nextToken: UInt64 = 1
+
+    public init(deadlines: PhaseDeadlines = PhaseDeadlines()) {
+        self.deadlines = deadlines
+    }
+
+    public func state(of app: String) -> AppState { apps[app]?.state ?? .notRunning }
+    public func pid(of app: String) -> Int32? { apps[app]?.pid }
+
+    /// The apps that are not `notRunning`.
+    public var running: [(app: String, record: AppRecord)] {
+        apps.filter { $0.value.state != .notRunning }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    // MARK: Events
+
+    /// A caller asked to open `request.url`, resolved to `app`.
+    public mutating func open(_ request: OpenRequest, app: String, now: UInt64) -> [Action] {
+        var record = apps[app, default: AppRecord()]
+        if record.transaction != nil {
+            record.queue.append(request)
+            apps[app] = record
+            return []
+        }
+        apps[app] = record
+        var actions: [Action] = []
+        begin(request, app: app, now: now, into: &actions)
+        return actions
+    }
+
+    /// The spawn succeeded.
+    public mutating func spawned(app: String, pid: Int32) {
+        apps[app]?.pid = pid
+    }
+
+    /// The spawn failed outright (no such executable, permission denied, …).
+    public mutating func spawnFailed(app: String, reason: String, now: UInt64) -> [Action] {
+        guard var record = apps[app], var tx = record.transaction, tx.phase == .launch else { return [] }
+        var actions: [Action] = []
+        close(&tx, now: now)
+        if !tx.replied {
+            actions.append(.reply(requestToken: tx.request.token, .failure(
+                OpenError(.launchFailed, phase: .launch, "could not launch \(app): \(reason)"),
+                app: app, timings: tx.timings)))
+        }
+        record.state = .notRunning
+        record.pid = nil
+        record.transaction = nil
+        apps[app] = record
+        startNext(app: app, now: now, into: &actions)
+        return actions
+    }
+
+    /// The app connected and said hello: launch proper begins.
+    public mutating func checkedIn(app: String, now: UInt64) -> [Action] {
+        guard var record = apps[app], var tx = record.transaction, tx.phase == .launch, record.state == .launching else { return [] }
+        var actions: [Action] = []
+        close(&tx, now: now)
+        enter(.willFinishLaunching, &tx, app: app, now: now, into: &actions)
+        actions.append(.sendLaunchMethod(app: app, phase: .willFinishLaunching, token: tx.phaseToken, options: tx.request))
+        record.transaction = tx
+        apps[app] = record
+        return actions
+    }
+
+    /// The app answered the phase sent under `token`: `accepted` is the delegate's YES/NO.
+    public mutating func phaseCompleted(app: String, token: UInt64, accepted: Bool, method: DeliveryMethod? = nil, now: UInt64) -> [Action] {
+        guard var record = apps[app], var tx = record.transaction, tx.phaseToken == token else { return [] }
+        var actions: [Action] = []
+        close(&tx, now: now)
+        switch tx.phase {
+        case .launch:
+            return []
+        case .willFinishLaunching, .didFinishLaunching:
+            if !accepted && !tx.vetoed {
+                tx.vetoed = true
+                if !tx.replied {
+                    tx.replied = true
+                    actions.append(.reply(requestToken: tx.request.token, .failure(
+                        OpenError(.vetoed, phase: tx.phase, "\(app) refused to open \(tx.request.url): \(tx.phase.rawValue) returned NO"),
+                        app: app, timings: tx.timings)))
+                }
+            }
+            if tx.phase == .willFinishLaunching {
+                enter(.didFinishLaunching, &tx, app: app, now: now, into: &actions)
+                actions.append(.sendLaunchMethod(app: app, phase: .didFinishLaunching, token: tx.phaseToken, options: tx.request))
+                record.transaction = tx
+                apps[app] = record
+                return actions
+            }
+            // Launched: the app becomes active and frontmost, then receives the URL unless vetoed.
+            record.transaction = tx
+            apps[app] = record
+            bringToFront(app, into: &actions)
+            if tx.vetoed {
+                finish(app: app, now: now, into: &actions)
+            } else {
+                enter(.openURL, &tx, app: app, now: now, into: &actions)
+                actions.append(.deliver(app: app, token: tx.phaseToken, request: tx.request))
+                apps[app]?.transaction = tx
+            }
+            return actions
+        case .openURL:
+            if !tx.replied {
+                let outcome: OpenOutcome
+                if accepted {
+                    outcome = OpenOutcome(app: app, launched: tx.cold, method: method, timings: tx.timings)
+                } else {
+                    let why = method == DeliveryMethod.none
+                        ? "\(app) implements neither open(url:sourceApplication:annotation:) nor handleOpen(url:)"
+                        : "\(app) did not handle \(tx.request.url): \(method == .handleOpen ? "handleOpen(url:)" : "open(url:sourceApplication:annotation:)") returned NO"
+                    outcome = OpenOutcome(app: app, error: OpenError(.notHandled, phase: .openURL, why), launched: tx.cold, method: method, timings: tx.timings)
+                }
+                actions.append(.reply(requestToken: tx.request.token, outcome))
+            }
+            record.transaction = tx
+            apps[app] = record
+            finish(app: app, now: now, into: &actions)
+            return actions
+        }
+    }
+
+    /// The app's process ended. Whoever waited on it hears how and in which phase.
+    public mutating func exited(app: String, status: ExitStatus, now: UInt64) -> [Action] {
+        guard var record = apps[app] else { return [] }
+        var actions: [Action] = []
+        if var tx = record.transaction {
+            close(&tx, now: now)
+            if !tx.replied {
+                actions.append(.reply(requestToken: tx.request.token, .failure(
+                    OpenError(.crashed, phase: tx.phase, "\(app) \(status) during \(tx.phase.rawValue)"),
+                    app: app, timings: tx.timings)))
+            }
+        }
+        record.state = .notRunning
+        record.pid = nil
+        record.transaction = nil
+        apps[app] = record
+        if frontmost == app { frontmost = nil }
+        startNext(app: app, now: now, into: &actions)
+        if apps[app]?.state == .notRunning, apps[app]?.queue.isEmpty == true { apps[app] = nil }
+        return actions
+    }
+
+    /// The deadline armed under `token` passed. Stale tokens (phase already over) do nothing.
+    public mutating func deadlinePassed(app: String, token: UInt64, now: UInt64) -> [Action] {
+        guard var record = apps[app], var tx = record.transaction, tx.phaseToken == token else { return [] }
+        var actions: [Action] = []
+        let phase = tx.phase
+        close(&tx, now: now)
+        if !tx.replied {
+            tx.replied = true
+            let limit = deadlines[phase]
+            let consequence = phase.isLaunchPhase ? "; it was terminated" : ""
+            actions.append(.reply(requestToken: tx.request.token, .failure(
+                OpenError(.timeout, phase: phase, "\(app) did not finish \(phase.rawValue) within \(Self.format(limit))\(consequence)"),
+                app: app, timings: tx.timings)))
+        }
+        if phase.isLaunchPhase {
+            // The watchdog: kill, keep the transaction until the exit arrives so queued opens wait.
+            tx.phaseToken = 0
+            record.transaction = tx
+            apps[app] = record
+            if let pid = record.pid { actions.append(.terminate(app: app, pid: pid)) }
+        } else {
+            record.transaction = tx
+            apps[app] = record
+            finish(app: app, now: now, into: &actions)
+        }
+        return actions
+    }
+
+    /// The app's connection to the daemon closed. Without it the app cannot be driven, so
+    /// it is terminated; its exit is reported through `exited`.
+    public mutating func disconnected(app: String) -> [Action] {
+        guard let record = apps[app], let pid = record.pid else { return [] }
+        return [.terminate(app: app, pid: pid)]
+    }
+
+    /// Every caller still waiting, e.g. at shutdown, so each can be answered.
+    public var waitingRequests: [UInt64] {
+        apps.values.flatMap { record -> [UInt64] in
+            var tokens = record.queue.map(\.token)
+            if let tx = record.transaction, !tx.replied { tokens.insert(tx.request.token, at: 0) }
+            return tokens
+        }
+    }
+
+    // MARK: Internals
+
+    private mutating func begin(_ request: OpenRequest, app: String, now: UInt64, into actions: inout [Action]) {
+        var record = apps[app, default: AppRecord()]
+        if record.state == .notRunning {
+            var tx = Transaction(request: request, phase: .launch, phaseToken: 0, phaseStarted: now, cold: true)
+            record.state = .launching
+            record.transaction = tx
+            apps[app] = record
+            actions.append(.spawn(app: app))
+            enter(.launch, &tx, app: app, now: now, into: &actions)
+            apps[app]?.transaction = tx
+        } else {
+            var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, cold: false)
+            record.transaction = tx
+            apps[app] = record
+            bringToFront(app, into: &actions)
+            enter(.openURL, &tx, app: app, now: now, into: &actions)
+            actions.append(.deliver(app: app, token: tx.phaseToken, request: request))
+            apps[app]?.transaction = tx
+        }
+    }
+
+    private mutating func enter(_ phase: LaunchPhase, _ tx: inout Transaction, app: String, now: UInt64, into actions: inout [Action]) {
+        tx.phase = phase
+        tx.phaseToken = nextToken
+        nextToken &+= 1
+        tx.phaseStarted = now
+        actions.append(.armDeadline(app: app, phase: phase, token: tx.phaseToken, after: deadlines[phase]))
+    }
+
+    /// Ends the running phase's clock and records its duration.
+    private func close(_ tx: inout Transaction, now: UInt64) {
+        guard tx.phaseToken != 0 || tx.phase == .launch else { return }
+        guard !tx.timings.contains(where: { $0.phase == tx.phase }) else { return }
+        tx.timings.append(PhaseTiming(phase: tx.phase, nanoseconds: now >= tx.phaseStarted ? now - tx.phaseStarted : 0))
+    }
+
+    /// Makes `app` the one frontmost app: the previous one resigns and enters the background.
+    private mutating func bringToFront(_ app: String, into actions: inout [Action]) {
+        if let previous = frontmost, previous != app, var other = apps[previous], other.state == .active || other.state == .inactive {
+            actions.append(.notify(app: previous, .willResignActive))
+            actions.append(.notify(app: previous, .didEnterBackground))
+            other.state = .background
+            apps[previous] = other
+        }
+        guard var record = apps[app] else { return }
+        if record.state == .background || record.state == .suspended {
+            actions.append(.notify(app: app, .willEnterForeground))
+        }
+        if record.state != .active {
+            actions.append(.notify(app: app, .didBecomeActive))
+        }
+        record.state = .active
+        apps[app] = record
+        frontmost = app
+    }
+
+    private mutating func finish(app: String, now: UInt64, into actions: inout [Action]) {
+        apps[app]?.transaction = nil
+        startNext(app: app, now: now, into: &actions)
+    }
+
+    private mutating func startNext(app: String, now: UInt64, into actions: inout [Action]) {
+        guard var record = apps[app], record.transaction == nil, !record.queue.isEmpty else { return }
+        let next = record.queue.removeFirst()
+        apps[app] = record
+        begin(next, app: app, now: now, into: &actions)
+    }
+
+    static func format(_ d: Duration) -> String {
+        let (s, atto) = d.components
+        let ms = s * 1000 + atto / 1_000_000_000_000_000
+        return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms) ms"
+    }
+}

@@ -1,0 +1,67 @@
+/// The stable error codes an open can end with (SPEC §2). Raw values are the `error.code`
+/// strings of `lsopen --json` and the wire protocol; never rename one.
+public enum OpenErrorCode: String, Sendable, CaseIterable, Codable {
+    case invalidURL
+    case noHandler
+    case launchFailed
+    case vetoed
+    case notHandled
+    case crashed
+    case timeout
+    case notPermitted
+    /// The daemon cannot take the request (shutting down, too many pending opens).
+    case unavailable
+    /// Client side: no daemon answered on the socket.
+    case daemonUnreachable
+    /// Either side broke the wire protocol (bad frame, wrong version).
+    case protocolError
+}
+
+/// A named failure: the code, the phase when one applies, and a message for a person.
+public struct OpenError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var code: OpenErrorCode
+    public var phase: LaunchPhase?
+    public var message: String
+
+    public init(_ code: OpenErrorCode, phase: LaunchPhase? = nil, _ message: String) {
+        self.code = code
+        self.phase = phase
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Time spent in one phase, in nanoseconds.
+public struct PhaseTiming: Sendable, Equatable {
+    public var phase: LaunchPhase
+    public var nanoseconds: UInt64
+    public init(phase: LaunchPhase, nanoseconds: UInt64) {
+        self.phase = phase
+        self.nanoseconds = nanoseconds
+    }
+}
+
+/// What the caller of `openURL` hears.
+public struct OpenOutcome: Sendable, Equatable {
+    public var app: String?
+    public var error: OpenError?
+    /// `true` when the app was launched (cold) for this open.
+    public var launched: Bool
+    public var method: DeliveryMethod?
+    public var timings: [PhaseTiming]
+
+    public var opened: Bool { error == nil }
+
+    public init(app: String?, error: OpenError? = nil, launched: Bool = false, method: DeliveryMethod? = nil, timings: [PhaseTiming] = []) {
+        self.app = app
+        self.error = error
+        self.launched = launched
+        self.method = method
+        self.timings = timings
+    }
+
+    public static func failure(_ error: OpenError, app: String? = nil, timings: [PhaseTiming] = []) -> OpenOutcome {
+        OpenOutcome(app: app, error: error, timings: timings)
+    }
+}

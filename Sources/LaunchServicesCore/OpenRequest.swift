@@ -1,0 +1,17 @@
+/// An open the daemon has accepted for an app: what the app is told (iOS's launch options
+/// carry the same three values) and the token under which the caller awaits the outcome.
+public struct OpenRequest: Sendable, Equatable {
+    /// Daemon-assigned; the outcome is replied under it.
+    public var token: UInt64
+    public var url: String
+    /// The verified identity of the caller, never its own claim.
+    public var sourceApplication: String
+    public var annotation: PropertyListValue?
+
+    public init(token: UInt64, url: String, sourceApplication: String, annotation: PropertyListValue? = nil) {
+        self.token = token
+        self.url = url
+        self.sourceApplication = sourceApplication
+        self.annotation = annotation
+    }
+}

@@ -1,0 +1,48 @@
+/// A URL scheme as RFC 3986 §3.1 defines it: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
+///
+/// Schemes match case-insensitively, so the registry keeps only the lowercase form; the
+/// spelling an app declared is kept for display.
+public struct URLScheme: Hashable, Sendable, CustomStringConvertible, Comparable {
+    /// The canonical (lowercase) form, used for every comparison and lookup.
+    public let normalized: String
+
+    /// Validates `text` and lowercases it, or says precisely what is wrong with it.
+    public init(validating text: String) throws(SchemeError) {
+        guard let first = text.utf8.first else { throw .empty }
+        guard Self.isAlpha(first) else { throw .mustStartWithLetter(text) }
+        for byte in text.utf8 where !(Self.isAlpha(byte) || Self.isDigit(byte) || byte == 0x2B || byte == 0x2D || byte == 0x2E) {
+            throw .invalidCharacter(text, Character(Unicode.Scalar(byte)))
+        }
+        normalized = Self.lowercased(text)
+    }
+
+    public var description: String { normalized }
+    public static func < (lhs: URLScheme, rhs: URLScheme) -> Bool { lhs.normalized < rhs.normalized }
+
+    static func isAlpha(_ b: UInt8) -> Bool { (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) }
+    static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+
+    /// ASCII lowercasing; schemes are ASCII by construction, so no locale is involved.
+    static func lowercased(_ text: String) -> String {
+        String(decoding: text.utf8.map { ($0 >= 0x41 && $0 <= 0x5A) ? $0 + 0x20 : $0 }, as: UTF8.self)
+    }
+}
+
+/// Why a scheme was refused. Each case names the offending text so messages can quote it.
+public enum SchemeError: Error, Equatable, Sendable, CustomStringConvertible {
+    case empty
+    case mustStartWithLetter(String)
+    case invalidCharacter(String, Character)
+
+    public var description: String {
+        switch self {
+        case .empty:
+            return "the scheme is empty"
+        case .mustStartWithLetter(let s):
+            return "scheme '\(s)' must start with a letter (RFC 3986: ALPHA *( ALPHA / DIGIT / \"+\" / \"-\" / \".\" ))"
+        case .invalidCharacter(let s, let c):
+            let shown = c.isASCII && !c.isWhitespace && (c.asciiValue ?? 0) >= 0x20 ? "'\(c)'" : "U+\(String(c.unicodeScalars.first!.value, radix: 16, uppercase: true))"
+            return "scheme '\(s)' contains \(shown); only letters, digits, '+', '-' and '.' are allowed (RFC 3986)"
+        }
+    }
+}
