@@ -263,7 +263,8 @@ public struct LaunchStateMachine: Sendable {
     private mutating func enter(_ phase: LaunchPhase, _ tx: inout Transaction, app: String, now: UInt64, into actions: inout [Action]) {
         tx.phase = phase
         tx.phaseToken = nextToken
-        nextToken &+= 1
+        // Tokens travel as 32-bit request ids: wrap within 1...UInt32.max, never 0.
+        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
         tx.phaseStarted = now
         actions.append(.armDeadline(app: app, phase: phase, token: tx.phaseToken, after: deadlines[phase]))
     }

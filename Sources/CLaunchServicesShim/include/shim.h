@@ -1,1 +1,32 @@
-int ls_placeholder(void);
+#ifndef LAUNCHSERVICES_SHIM_H
+#define LAUNCHSERVICES_SHIM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/// The layout of Linux's `struct ucred` (SO_PEERCRED), which Glibc's Swift overlay hides.
+struct ls_ucred {
+    int32_t pid;
+    uint32_t uid;
+    uint32_t gid;
+};
+
+/// SO_PEERCRED of a connected Unix socket. Returns 0, or -1 with errno set.
+int ls_peer_credentials(int fd, struct ls_ucred *out);
+
+/// pidfd_open(2): a descriptor that becomes readable when the process exits.
+int ls_pidfd_open(pid_t pid);
+
+/// Reaps the process behind a pidfd without blocking. Returns 1 and fills `code` and
+/// `signaled` when it has exited, 0 when it still runs, -1 on error.
+int ls_pidfd_reap(int pidfd, int *code, int *signaled);
+
+/// posix_spawn of `path` with `child_fd` as the child's fd 3, every other descriptor above
+/// 2 closed (closefrom), the signal mask cleared and default signal dispositions restored.
+/// Returns 0 and the pid, or an errno value.
+int ls_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd);
+
+/// Sends `sig` to the process behind a pidfd (no pid-reuse race). 0 or -1 with errno.
+int ls_pidfd_send_signal(int pidfd, int sig);
+
+#endif

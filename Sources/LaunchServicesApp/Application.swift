@@ -1,0 +1,172 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LaunchServicesClient
+import LaunchServicesProtocol
+
+/// The app's side of Launch Services, after iOS's `UIApplication`: one per process.
+///
+/// `Application.main(delegate:)` checks in with the daemon over the connection the daemon
+/// handed the process (fd 3, named by `LAUNCHSERVICES_APP_FD`), then runs a single-threaded
+/// loop: each phase the daemon sends becomes one delegate call, and its answer goes back.
+@MainActor
+public final class Application {
+    /// The app's bundle identifier, as the daemon launched it.
+    public let bundleIdentifier: String
+    /// The lifecycle state as the daemon last told it.
+    public private(set) var state: AppState = .launching
+
+    /// Records which default delivery methods ran, to tell the daemon which one handled a URL.
+    struct DeliveryTrace {
+        var modernIsDefault = false
+        var legacyIsDefault = false
+    }
+    var deliveryTrace = DeliveryTrace()
+
+    private let connection: FrameConnection
+    private weak var delegate: (any ApplicationDelegate)?
+    private var nextID: UInt32 = 1
+    private var openCompletions: [UInt32: (OpenOutcome) -> Void] = [:]
+    /// Messages that arrived while a synchronous call waited for its own reply.
+    private var deferred: [Envelope] = []
+
+    /// The environment variable naming the descriptor the daemon passed.
+    public static let descriptorVariable = "LAUNCHSERVICES_APP_FD"
+    public static let bundleVariable = "LAUNCHSERVICES_BUNDLE_ID"
+
+    init(bundleIdentifier: String, connection: FrameConnection) {
+        self.bundleIdentifier = bundleIdentifier
+        self.connection = connection
+    }
+
+    /// Runs the app until the daemon closes its connection. Never returns.
+    public static func main(delegate: some ApplicationDelegate) -> Never {
+        guard let fdText = getenv(descriptorVariable).map({ String(cString: $0) }), let fd = Int32(fdText) else {
+            let name = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "app") } ?? "app"
+            StandardStreams.error("\(name) is an app for launchservicesd and runs only when it launches it.\nOpen one of its URLs instead, e.g.: lsopen SCHEME://…\n")
+            exit(78)
+        }
+        let bundleID = getenv(bundleVariable).map { String(cString: $0) } ?? "unknown"
+        let application = Application(bundleIdentifier: bundleID, connection: FrameConnection(fd: fd))
+        application.delegate = delegate
+        application.run()
+    }
+
+    // MARK: Asking the daemon
+
+    /// Whether some app opens `url`'s scheme. Like iOS 9+, an app may ask only about schemes
+    /// in its `LSApplicationQueriesSchemes`; others answer false (and the daemon logs it).
+    public func canOpenURL(_ url: String) -> Bool {
+        guard let reply = try? call(.canOpen(url: url), waitingFor: "canOpenURL \(url)", timeout: .seconds(10)) else { return false }
+        if case .canOpenResult(let canOpen, _) = reply { return canOpen }
+        return false
+    }
+
+    /// Asks the daemon to open `url`. The outcome arrives later, on this loop, in
+    /// `completion` (iOS's `open(_:options:completionHandler:)`), so an app can open
+    /// another app from inside any delegate method without blocking.
+    public func open(_ url: String, annotation: PropertyListValue? = nil, completion: ((OpenOutcome) -> Void)? = nil) {
+        let id = takeID()
+        if let completion { openCompletions[id] = completion }
+        do {
+            try connection.send(Envelope(id: id, .open(url: url, annotation: annotation)))
+        } catch {
+            openCompletions[id] = nil
+            completion?(.failure(OpenError(.daemonUnreachable, "\(error)")))
+        }
+    }
+
+    // MARK: The loop
+
+    private func run() -> Never {
+        do {
+            try connection.send(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .app, program: bundleIdentifier)))
+            while true {
+                let envelope = deferred.isEmpty ? try connection.receive(waitingFor: "the next event", deadline: nil) : deferred.removeFirst()
+                try dispatch(envelope)
+            }
+        } catch {
+            if case .connectionClosed = error {
+                state = .notRunning
+                delegate?.willTerminate(self)
+                exit(0)
+            }
+            StandardStreams.error("\(bundleIdentifier): \(error)\n")
+            exit(70)
+        }
+    }
+
+    private func dispatch(_ envelope: Envelope) throws(ClientError) {
+        guard let delegate else { return }
+        switch envelope.message {
+        case .launchMethod(let phase, let delivery):
+            let options = LaunchOptions(urlString: delivery.url, sourceApplication: delivery.sourceApplication, annotation: delivery.annotation)
+            let accepted = phase == .willFinishLaunching
+                ? delegate.willFinishLaunching(self, options: options)
+                : delegate.didFinishLaunching(self, options: options)
+            try connection.send(Envelope(id: envelope.id, .phaseResult(accepted: accepted, method: nil)))
+        case .deliver(let delivery):
+            deliveryTrace = DeliveryTrace()
+            var accepted = false
+            if let url = try? ParsedURL(delivery.url) {
+                accepted = delegate.open(self, url: url, sourceApplication: delivery.sourceApplication, annotation: delivery.annotation)
+            }
+            let method: DeliveryMethod = !deliveryTrace.modernIsDefault ? .open : (!deliveryTrace.legacyIsDefault ? .handleOpen : .none)
+            try connection.send(Envelope(id: envelope.id, .phaseResult(accepted: accepted, method: method)))
+        case .notify(let notification):
+            switch notification {
+            case .didBecomeActive:
+                state = .active
+                delegate.didBecomeActive(self)
+            case .willResignActive:
+                state = .inactive
+                delegate.willResignActive(self)
+            case .didEnterBackground:
+                state = .background
+                delegate.didEnterBackground(self)
+            case .willEnterForeground:
+                state = .inactive
+                delegate.willEnterForeground(self)
+            }
+        case .openResult(let outcome):
+            openCompletions.removeValue(forKey: envelope.id)?(outcome)
+        case .failure(let error):
+            if envelope.id == 0 { throw .refused(error) }
+            openCompletions.removeValue(forKey: envelope.id)?(.failure(error))
+        case .welcome, .canOpenResult, .queryResult:
+            break
+        case .hello, .open, .canOpen, .query, .phaseResult:
+            throw .protocolViolation("the daemon sent an app-to-daemon message (\(envelope.message.kindName))")
+        }
+    }
+
+    /// A synchronous request: waits for its reply, setting aside whatever else arrives.
+    private func call(_ message: Message, waitingFor what: String, timeout: Duration) throws(ClientError) -> Message {
+        let id = takeID()
+        try connection.send(Envelope(id: id, message))
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let envelope = try connection.receive(waitingFor: what, deadline: deadline)
+            if envelope.id == id, !envelope.message.isDaemonCommand { return envelope.message }
+            deferred.append(envelope)
+        }
+    }
+
+    private func takeID() -> UInt32 {
+        defer {
+            nextID &+= 1
+            if nextID == 0 { nextID = 1 }
+        }
+        return nextID
+    }
+}
+
+extension Message {
+    /// Daemon-initiated messages, whose ids are the daemon's, not replies to the app.
+    var isDaemonCommand: Bool {
+        switch self {
+        case .launchMethod, .deliver, .notify: return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,161 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LaunchServicesProtocol
+
+/// A blocking, framed connection over a Unix socket, for programs that must start fast:
+/// plain POSIX calls and `poll` deadlines, no event loop, no Foundation.
+///
+/// Reads are buffered: everything `read` returns is kept, and `receive` always serves a
+/// complete buffered frame before it waits for more bytes (a reader that blocks while a
+/// frame is already buffered would hang until its timeout).
+public final class FrameConnection {
+    public let fd: Int32
+    public let maximumFrameLength: Int
+    private var buffer: [UInt8] = []
+    private var consumed = 0
+    private var closed = false
+
+    /// Adopts a connected descriptor (the app's fd 3, or a socket from `connect`).
+    public init(fd: Int32, maximumFrameLength: Int = Frame.defaultMaximumLength) {
+        self.fd = fd
+        self.maximumFrameLength = maximumFrameLength
+        buffer.reserveCapacity(4096)
+    }
+
+    deinit { close() }
+
+    /// Connects to the daemon's socket.
+    public static func connect(path: String) throws(ClientError) -> FrameConnection {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .system(call: "socket", errno: errno) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        let pathBytes = Array(path.utf8)
+        guard pathBytes.count < capacity else {
+            Glibc.close(fd)
+            throw .daemonUnreachable(path: path, reason: "the socket path is \(pathBytes.count) bytes; Unix sockets allow at most \(capacity - 1)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: pathBytes)
+            raw[pathBytes.count] = 0
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard rc == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw .daemonUnreachable(path: path, reason: SystemErrorText.describe(code))
+        }
+        return FrameConnection(fd: fd)
+    }
+
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(fd)
+    }
+
+    /// Writes whole frames (already encoded with `Frame.encode`) in as few calls as possible.
+    public func send(_ bytes: [UInt8]) throws(ClientError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EPIPE || errno == ECONNRESET { throw .connectionClosed(waitingFor: "a write") }
+                throw .system(call: "send", errno: errno)
+            }
+            offset += n
+        }
+    }
+
+    public func send(_ envelope: Envelope) throws(ClientError) {
+        try send(Frame.encode(envelope))
+    }
+
+    /// The next message. `deadline` nil waits as long as it takes (an app's idle loop).
+    public func receive(waitingFor what: String, deadline: ContinuousClock.Instant?) throws(ClientError) -> Envelope {
+        while true {
+            if let envelope = try bufferedEnvelope() { return envelope }
+            var timeoutMs: Int32 = -1
+            if let deadline {
+                let left = deadline - .now
+                if left <= .zero { throw .timedOut(waitingFor: what, after: .zero) }
+                let (s, atto) = left.components
+                timeoutMs = Int32(clamping: s * 1000 + atto / 1_000_000_000_000_000 + 1)
+            }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, timeoutMs)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw .system(call: "poll", errno: errno)
+            }
+            if ready == 0 { throw .timedOut(waitingFor: what, after: .zero) }
+            try fill(waitingFor: what)
+        }
+    }
+
+    /// A complete frame already buffered, decoded; `nil` when more bytes are needed.
+    public func bufferedEnvelope() throws(ClientError) -> Envelope? {
+        let available = buffer.count - consumed
+        guard available >= Frame.headerLength else { return nil }
+        let result: Result<Envelope?, WireError> = buffer.withUnsafeBytes { raw in
+            let view = UnsafeRawBufferPointer(rebasing: raw[consumed...])
+            do {
+                guard let length = try Frame.declaredLength(view, limit: maximumFrameLength) else { return .success(nil) }
+                guard view.count >= Frame.headerLength + length else { return .success(nil) }
+                let body = UnsafeRawBufferPointer(rebasing: view[Frame.headerLength..<(Frame.headerLength + length)])
+                let envelope = try Envelope.decode(body)
+                return .success(envelope)
+            } catch let error as WireError {
+                return .failure(error)
+            } catch {
+                return .failure(.invalid("frame", "\(error)"))
+            }
+        }
+        switch result {
+        case .failure(let error):
+            throw .protocolViolation(error.description)
+        case .success(nil):
+            return nil
+        case .success(let envelope?):
+            let length = buffer.withUnsafeBytes { raw in
+                Int(UInt32(raw[consumed]) << 24 | UInt32(raw[consumed + 1]) << 16 | UInt32(raw[consumed + 2]) << 8 | UInt32(raw[consumed + 3]))
+            }
+            consumed += Frame.headerLength + length
+            if consumed == buffer.count {
+                buffer.removeAll(keepingCapacity: true)
+                consumed = 0
+            }
+            return envelope
+        }
+    }
+
+    private func fill(waitingFor what: String) throws(ClientError) {
+        if consumed > 0 && consumed > buffer.count / 2 {
+            buffer.removeFirst(consumed)
+            consumed = 0
+        }
+        let chunk = 16 * 1024
+        let before = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: chunk))
+        let n = buffer.withUnsafeMutableBytes { raw in
+            Glibc.read(fd, raw.baseAddress! + before, chunk)
+        }
+        if n < 0 {
+            buffer.removeLast(chunk)
+            if errno == EINTR || errno == EAGAIN { return }
+            if errno == ECONNRESET { throw .connectionClosed(waitingFor: what) }
+            throw .system(call: "read", errno: errno)
+        }
+        buffer.removeLast(chunk - n)
+        if n == 0 { throw .connectionClosed(waitingFor: what) }
+    }
+}

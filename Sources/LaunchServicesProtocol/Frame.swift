@@ -1,0 +1,36 @@
+/// Framing: every message travels as `u32 length (big-endian)` followed by that many bytes.
+public enum Frame {
+    /// The protocol version spoken; a hello with another version is refused.
+    public static let protocolVersion: UInt64 = 1
+    /// The largest frame accepted by default (1 MiB). Larger declared lengths are refused
+    /// before any of the body is buffered.
+    public static let defaultMaximumLength = 1 << 20
+    /// Size of the length prefix.
+    public static let headerLength = 4
+    /// Kind byte + request id.
+    public static let minimumBodyLength = 5
+
+    /// Encodes a message as a whole frame (length prefix included), ready to write.
+    public static func encode(_ envelope: Envelope) -> [UInt8] {
+        var writer = WireWriter(capacity: 96)
+        writer.u32(0)
+        envelope.encode(into: &writer)
+        var bytes = writer.bytes
+        let length = UInt32(bytes.count - headerLength)
+        bytes[0] = UInt8(truncatingIfNeeded: length >> 24)
+        bytes[1] = UInt8(truncatingIfNeeded: length >> 16)
+        bytes[2] = UInt8(truncatingIfNeeded: length >> 8)
+        bytes[3] = UInt8(truncatingIfNeeded: length)
+        return bytes
+    }
+
+    /// Reads the length prefix at the start of `bytes`, validating it against `limit`.
+    /// `nil` when fewer than four bytes are there yet.
+    public static func declaredLength(_ bytes: UnsafeRawBufferPointer, limit: Int) throws(WireError) -> Int? {
+        guard bytes.count >= headerLength else { return nil }
+        let length = Int(UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3]))
+        guard length >= minimumBodyLength else { throw length == 0 ? .emptyFrame : .truncated("frame of \(length) bytes is shorter than a kind byte and a request id") }
+        guard length <= limit else { throw .frameTooLarge(length: length, limit: limit) }
+        return length
+    }
+}

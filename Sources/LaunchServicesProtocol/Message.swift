@@ -1,0 +1,103 @@
+import LaunchServicesCore
+
+/// Who is on the other end of a connection, as declared in its hello. The daemon decides
+/// the identity itself (SPEC §2: never the caller's own claim); the role only says which
+/// half of the protocol the peer speaks.
+public enum PeerRole: String, Sendable, Equatable {
+    /// A tool such as `lsopen` or `lsctl`, or any program asking for opens.
+    case client
+    /// An app the daemon launched, checking in on the connection handed to it as fd 3.
+    case app
+}
+
+/// What the daemon tells an app about the URL that launches or reaches it; iOS's launch
+/// options carry exactly these three values.
+public struct Delivery: Sendable, Equatable {
+    public var url: String
+    public var sourceApplication: String
+    public var annotation: PropertyListValue?
+
+    public init(url: String, sourceApplication: String, annotation: PropertyListValue? = nil) {
+        self.url = url
+        self.sourceApplication = sourceApplication
+        self.annotation = annotation
+    }
+}
+
+/// Every message of protocol version 1. The byte layout of each is in docs/PROTOCOL.md.
+public enum Message: Sendable, Equatable {
+    /// Peer → daemon, first frame of every connection.
+    case hello(version: UInt64, role: PeerRole, program: String?)
+    /// Daemon → peer: accepted; `identity` is the `sourceApplication` the daemon will use for it.
+    case welcome(version: UInt64, identity: String)
+    /// Daemon → peer: the request with this id failed (or, with id 0, the connection did).
+    case failure(OpenError)
+    /// Peer → daemon: open a URL.
+    case open(url: String, annotation: PropertyListValue?)
+    /// Daemon → peer: how the open went.
+    case openResult(OpenOutcome)
+    /// Peer → daemon: is there a handler for this URL's scheme?
+    case canOpen(url: String)
+    /// Daemon → peer. `app` is given only to unrestricted clients (not to apps).
+    case canOpenResult(canOpen: Bool, app: String?)
+    /// Peer → daemon: an inspection (`status`, `apps`, `running`).
+    case query(topic: String)
+    /// Daemon → peer: the inspection's answer as a JSON document.
+    case queryResult(json: String)
+    /// Daemon → app: run `willFinishLaunching` / `didFinishLaunching`, reply `phaseResult`.
+    case launchMethod(LaunchPhase, Delivery)
+    /// Daemon → app: deliver the URL (`open` or `handleOpen`), reply `phaseResult`.
+    case deliver(Delivery)
+    /// Daemon → app, one-way (id 0): a lifecycle notification.
+    case notify(AppNotification)
+    /// App → daemon: the delegate's answer to the phase with the same id.
+    case phaseResult(accepted: Bool, method: DeliveryMethod?)
+
+    public var kind: UInt8 {
+        switch self {
+        case .hello: return 0x01
+        case .welcome: return 0x02
+        case .failure: return 0x03
+        case .open: return 0x10
+        case .openResult: return 0x11
+        case .canOpen: return 0x12
+        case .canOpenResult: return 0x13
+        case .query: return 0x20
+        case .queryResult: return 0x21
+        case .launchMethod: return 0x30
+        case .deliver: return 0x31
+        case .notify: return 0x32
+        case .phaseResult: return 0x33
+        }
+    }
+
+    public var kindName: String {
+        switch self {
+        case .hello: return "hello"
+        case .welcome: return "welcome"
+        case .failure: return "failure"
+        case .open: return "open"
+        case .openResult: return "openResult"
+        case .canOpen: return "canOpen"
+        case .canOpenResult: return "canOpenResult"
+        case .query: return "query"
+        case .queryResult: return "queryResult"
+        case .launchMethod: return "launchMethod"
+        case .deliver: return "deliver"
+        case .notify: return "notify"
+        case .phaseResult: return "phaseResult"
+        }
+    }
+}
+
+/// A message and its request id. Replies carry the id of the request they answer, so many
+/// requests can be in flight on one connection; id 0 marks one-way messages.
+public struct Envelope: Sendable, Equatable {
+    public var id: UInt32
+    public var message: Message
+
+    public init(id: UInt32, _ message: Message) {
+        self.id = id
+        self.message = message
+    }
+}

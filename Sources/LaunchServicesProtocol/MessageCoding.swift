@@ -1,0 +1,190 @@
+import LaunchServicesCore
+
+extension Envelope {
+    /// Writes `kind`, `id` and the message's fields (the body of a frame).
+    public func encode(into w: inout WireWriter) {
+        w.u8(message.kind)
+        w.u32(id)
+        switch message {
+        case .hello(let version, let role, let program):
+            w.field(1, u64: version)
+            w.field(2, string: role.rawValue)
+            if let program { w.field(3, string: program) }
+        case .welcome(let version, let identity):
+            w.field(1, u64: version)
+            w.field(2, string: identity)
+        case .failure(let error):
+            w.field(1, string: error.code.rawValue)
+            w.field(2, string: error.message)
+            if let phase = error.phase { w.field(3, string: phase.rawValue) }
+        case .open(let url, let annotation):
+            w.field(1, string: url)
+            if let annotation { w.nested(2) { $0.plist(annotation) } }
+        case .openResult(let outcome):
+            w.field(1, bool: outcome.opened)
+            if let app = outcome.app { w.field(2, string: app) }
+            if let error = outcome.error {
+                w.field(3, string: error.code.rawValue)
+                w.field(4, string: error.message)
+                if let phase = error.phase { w.field(5, string: phase.rawValue) }
+            }
+            if let method = outcome.method { w.field(6, string: method.rawValue) }
+            w.field(7, bool: outcome.launched)
+            for timing in outcome.timings {
+                w.nested(8) {
+                    $0.field(1, string: timing.phase.rawValue)
+                    $0.field(2, u64: timing.nanoseconds)
+                }
+            }
+        case .canOpen(let url):
+            w.field(1, string: url)
+        case .canOpenResult(let canOpen, let app):
+            w.field(1, bool: canOpen)
+            if let app { w.field(2, string: app) }
+        case .query(let topic):
+            w.field(1, string: topic)
+        case .queryResult(let json):
+            w.field(1, string: json)
+        case .launchMethod(let phase, let delivery):
+            w.field(1, string: phase.rawValue)
+            w.delivery(delivery)
+        case .deliver(let delivery):
+            w.delivery(delivery)
+        case .notify(let notification):
+            w.field(1, string: notification.rawValue)
+        case .phaseResult(let accepted, let method):
+            w.field(1, bool: accepted)
+            if let method { w.field(2, string: method.rawValue) }
+        }
+    }
+
+    /// Decodes a frame body (without its length prefix).
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Envelope {
+        var r = WireReader(body)
+        let kind = try r.u8()
+        let id = try r.u32()
+        var f = Fields()
+        while !r.isAtEnd {
+            let (tag, value) = try r.field()
+            f.append(tag, value)
+        }
+        let message: Message
+        switch kind {
+        case 0x01:
+            let roleText = try f.string(2, "hello", "role")
+            guard let role = PeerRole(rawValue: roleText) else { throw .invalid("role", "'\(roleText)' is neither 'client' nor 'app'") }
+            message = .hello(version: try f.u64(1, "hello", "version"), role: role, program: f.optionalString(3))
+        case 0x02:
+            message = .welcome(version: try f.u64(1, "welcome", "version"), identity: try f.string(2, "welcome", "identity"))
+        case 0x03:
+            message = .failure(OpenError(
+                try f.enumValue(1, "failure", "code"), phase: try f.optionalEnum(3, "phase"),
+                try f.string(2, "failure", "message")))
+        case 0x10:
+            message = .open(url: try f.string(1, "open", "url"), annotation: try f.optionalPlist(2))
+        case 0x11:
+            var timings: [PhaseTiming] = []
+            for value in f.all(8) {
+                var g = Fields()
+                var nested = value
+                while !nested.isAtEnd {
+                    let (tag, v) = try nested.field()
+                    g.append(tag, v)
+                }
+                timings.append(PhaseTiming(phase: try g.enumValue(1, "timing", "phase"), nanoseconds: try g.u64(2, "timing", "nanoseconds")))
+            }
+            let opened = try f.bool(1, "openResult", "opened")
+            var error: OpenError?
+            if !opened {
+                error = OpenError(try f.enumValue(3, "openResult", "code"), phase: try f.optionalEnum(5, "phase"), try f.string(4, "openResult", "message"))
+            }
+            message = .openResult(OpenOutcome(
+                app: f.optionalString(2), error: error, launched: try f.optionalBool(7, "launched") ?? false,
+                method: try f.optionalEnum(6, "method"), timings: timings))
+        case 0x12:
+            message = .canOpen(url: try f.string(1, "canOpen", "url"))
+        case 0x13:
+            message = .canOpenResult(canOpen: try f.bool(1, "canOpenResult", "canOpen"), app: f.optionalString(2))
+        case 0x20:
+            message = .query(topic: try f.string(1, "query", "topic"))
+        case 0x21:
+            message = .queryResult(json: try f.string(1, "queryResult", "json"))
+        case 0x30:
+            message = .launchMethod(try f.enumValue(1, "launchMethod", "phase"), try f.delivery("launchMethod"))
+        case 0x31:
+            message = .deliver(try f.delivery("deliver"))
+        case 0x32:
+            message = .notify(try f.enumValue(1, "notify", "notification"))
+        case 0x33:
+            message = .phaseResult(accepted: try f.bool(1, "phaseResult", "accepted"), method: try f.optionalEnum(2, "method"))
+        default:
+            throw .unknownKind(kind)
+        }
+        return Envelope(id: id, message)
+    }
+
+    public static func decode(_ body: [UInt8]) throws(WireError) -> Envelope {
+        do {
+            return try body.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws -> Envelope in try decode(raw) }
+        } catch let error as WireError {
+            throw error
+        } catch {
+            throw .invalid("body", "\(error)")
+        }
+    }
+}
+
+/// The fields of one message, by tag. Unknown tags are kept and ignored, so a newer peer
+/// may add optional fields without breaking an older one.
+struct Fields {
+    private var entries: [(UInt8, WireReader)] = []
+
+    mutating func append(_ tag: UInt8, _ value: WireReader) { entries.append((tag, value)) }
+    func first(_ tag: UInt8) -> WireReader? { entries.first { $0.0 == tag }?.1 }
+    func all(_ tag: UInt8) -> [WireReader] { entries.filter { $0.0 == tag }.map(\.1) }
+
+    func string(_ tag: UInt8, _ kind: String, _ name: String) throws(WireError) -> String {
+        guard let v = first(tag) else { throw .missingField(kind: kind, field: name) }
+        return v.string
+    }
+    func optionalString(_ tag: UInt8) -> String? { first(tag)?.string }
+    func u64(_ tag: UInt8, _ kind: String, _ name: String) throws(WireError) -> UInt64 {
+        guard let v = first(tag) else { throw .missingField(kind: kind, field: name) }
+        return try v.u64(name)
+    }
+    func bool(_ tag: UInt8, _ kind: String, _ name: String) throws(WireError) -> Bool {
+        guard let v = first(tag) else { throw .missingField(kind: kind, field: name) }
+        return try v.bool(name)
+    }
+    func optionalBool(_ tag: UInt8, _ name: String) throws(WireError) -> Bool? {
+        guard let v = first(tag) else { return nil }
+        return try v.bool(name)
+    }
+    func enumValue<E: RawRepresentable<String>>(_ tag: UInt8, _ kind: String, _ name: String) throws(WireError) -> E {
+        let text = try string(tag, kind, name)
+        guard let value = E(rawValue: text) else { throw .invalid(name, "unknown value '\(text)'") }
+        return value
+    }
+    func optionalEnum<E: RawRepresentable<String>>(_ tag: UInt8, _ name: String) throws(WireError) -> E? {
+        guard let text = optionalString(tag) else { return nil }
+        guard let value = E(rawValue: text) else { throw .invalid(name, "unknown value '\(text)'") }
+        return value
+    }
+    func optionalPlist(_ tag: UInt8) throws(WireError) -> PropertyListValue? {
+        guard var v = first(tag) else { return nil }
+        let value = try v.plist(depth: 0)
+        guard v.isAtEnd else { throw .invalid("annotation", "trailing bytes after the value") }
+        return value
+    }
+    func delivery(_ kind: String) throws(WireError) -> Delivery {
+        Delivery(url: try string(2, kind, "url"), sourceApplication: try string(3, kind, "sourceApplication"), annotation: try optionalPlist(4))
+    }
+}
+
+extension WireWriter {
+    mutating func delivery(_ d: Delivery) {
+        field(2, string: d.url)
+        field(3, string: d.sourceApplication)
+        if let annotation = d.annotation { nested(4) { $0.plist(annotation) } }
+    }
+}
