@@ -1,0 +1,108 @@
+import CLaunchServicesShim
+import Dispatch
+import Foundation
+import LaunchServicesCore
+
+/// A running app process the daemon started: its pid, a pidfd (signals and exit without
+/// pid-reuse races) and the daemon's end of the socketpair whose other end is the app's fd 3.
+public final class AppProcess: @unchecked Sendable {
+    public let bundleID: String
+    public let pid: Int32
+    let pidfd: Int32
+    /// The daemon's end of the socketpair, until NIO adopts it.
+    let channelFD: Int32
+    private var exitSource: DispatchSourceRead?
+
+    init(bundleID: String, pid: Int32, pidfd: Int32, channelFD: Int32) {
+        self.bundleID = bundleID
+        self.pid = pid
+        self.pidfd = pidfd
+        self.channelFD = channelFD
+    }
+
+    /// Calls `onExit` once, on `queue`, when the process has exited and been reaped.
+    func watchExit(queue: DispatchQueue, onExit: @escaping @Sendable (ExitStatus) -> Void) {
+        let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
+        let pidfd = self.pidfd
+        // The handler holds `self` (and so the source) until the source is cancelled on exit.
+        source.setEventHandler { [self] in
+            var code: Int32 = 0
+            var signaled: Int32 = 0
+            let rc = ls_pidfd_reap(pidfd, &code, &signaled)
+            guard rc != 0 else { return }
+            exitSource?.cancel()
+            onExit(rc < 0 ? .exited(-1) : (signaled != 0 ? .signaled(code) : .exited(code)))
+        }
+        source.setCancelHandler { close(pidfd) }
+        exitSource = source
+        source.resume()
+    }
+
+    /// Sends a signal through the pidfd; harmless when the process already exited.
+    func signal(_ sig: Int32) {
+        _ = ls_pidfd_send_signal(pidfd, sig)
+    }
+}
+
+/// Starts app executables with the daemon's connection as fd 3.
+public struct AppLauncher: Sendable {
+    /// The daemon's environment, computed once; each spawn adds the app's own variables.
+    let baseEnvironment: [String]
+    let socketPath: String
+
+    public init(socketPath: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let ours: Set<String> = ["LAUNCHSERVICES_APP_FD", "LAUNCHSERVICES_BUNDLE_ID", "LAUNCHSERVICES_BUNDLE_PATH", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"]
+        baseEnvironment = environment.filter { !ours.contains($0.key) && $0.key != "LAUNCHSERVICES_SOCKET" }.map { "\($0.key)=\($0.value)" }
+        self.socketPath = socketPath
+    }
+
+    public struct SpawnError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Spawns `bundle`'s executable. On success the process runs and its end of the
+    /// socketpair is closed in the daemon.
+    public func spawn(_ bundle: AppBundle) throws(SpawnError) -> AppProcess {
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw SpawnError(description: "socketpair failed: \(String(cString: strerror(errno)))")
+        }
+        let daemonEnd = fds[0]
+        let appEnd = fds[1]
+        let path = bundle.executablePath
+        let environment = baseEnvironment + [
+            "LAUNCHSERVICES_APP_FD=3",
+            "LAUNCHSERVICES_BUNDLE_ID=\(bundle.id)",
+            "LAUNCHSERVICES_BUNDLE_PATH=\(bundle.path)",
+            "LAUNCHSERVICES_SOCKET=\(socketPath)",
+        ]
+        var pid: pid_t = 0
+        let rc = withCStrings([path]) { argv in
+            withCStrings(environment) { envp in
+                ls_spawn(&pid, path, argv, envp, appEnd)
+            }
+        }
+        close(appEnd)
+        guard rc == 0 else {
+            close(daemonEnd)
+            throw SpawnError(description: "\(path): \(String(cString: strerror(rc)))")
+        }
+        let pidfd = ls_pidfd_open(pid)
+        guard pidfd >= 0 else {
+            let code = errno
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            close(daemonEnd)
+            throw SpawnError(description: "pidfd_open failed: \(String(cString: strerror(code)))")
+        }
+        return AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd, channelFD: daemonEnd)
+    }
+}
+
+/// A NULL-terminated `char *[]` for the duration of `body`.
+func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+    let pointers = strings.map { strdup($0) } + [nil]
+    defer { pointers.forEach { free($0) } }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

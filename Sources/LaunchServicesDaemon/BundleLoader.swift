@@ -1,0 +1,86 @@
+import Foundation
+import LaunchServicesCore
+
+/// Finds and reads app bundles: any folder holding an `Info.plist`, directly inside one of
+/// the apps folders. The plist is decoded with Foundation's `PropertyListDecoder` (XML or
+/// binary), validated by the core, and the executable is checked to exist and be runnable.
+public enum BundleLoader {
+    public struct ScanResult: Sendable {
+        public var bundles: [AppBundle] = []
+        public var errors: [BundleError] = []
+    }
+
+    /// Scans every folder. A bad bundle yields a named error and the others still load; a
+    /// bundle id already seen in an earlier folder is refused for the later one.
+    public static func scan(folders: [String]) -> ScanResult {
+        var result = ScanResult()
+        var seen: [String: String] = [:]
+        for folder in folders {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
+            let entries = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+            for entry in entries where !entry.hasPrefix(".") {
+                let path = (folder as NSString).appendingPathComponent(entry)
+                guard FileManager.default.fileExists(atPath: path + "/Info.plist") else { continue }
+                do {
+                    let bundle = try load(bundleAt: path)
+                    if let first = seen[bundle.id] {
+                        result.errors.append(BundleError(path: path, key: "CFBundleIdentifier", problem: "'\(bundle.id)' is already registered from \(first); bundle identifiers must be unique"))
+                        continue
+                    }
+                    seen[bundle.id] = path
+                    result.bundles.append(bundle)
+                } catch {
+                    result.errors.append(error)
+                }
+            }
+        }
+        return result
+    }
+
+    /// Reads and validates one bundle folder.
+    public static func load(bundleAt path: String) throws(BundleError) -> AppBundle {
+        let plistPath = path + "/Info.plist"
+        guard let data = FileManager.default.contents(atPath: plistPath) else {
+            throw BundleError(path: path, key: nil, problem: "has no readable Info.plist")
+        }
+        let plist: InfoPlist
+        do {
+            plist = try PropertyListDecoder().decode(InfoPlist.self, from: data)
+        } catch let DecodingError.typeMismatch(type, context) {
+            throw BundleError(path: path, key: keyPath(context), problem: "has the wrong type (expected \(typeName(type)))")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw BundleError(path: path, key: keyPath(context), problem: "is missing a value")
+        } catch {
+            throw BundleError(path: path, key: nil, problem: "Info.plist is not a valid property list: \(describe(error))")
+        }
+        let bundle = try AppBundle(validating: plist, path: path)
+        let executable = bundle.executablePath
+        guard FileManager.default.fileExists(atPath: executable) else {
+            throw BundleError(path: path, key: "CFBundleExecutable", problem: "names '\(bundle.executable)', which does not exist in the bundle")
+        }
+        guard access(executable, X_OK) == 0 else {
+            throw BundleError(path: path, key: "CFBundleExecutable", problem: "names '\(bundle.executable)', which is not executable (chmod +x it)")
+        }
+        return bundle
+    }
+
+    static func keyPath(_ context: DecodingError.Context) -> String {
+        context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+    }
+
+    static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: return "a string"
+        case is [Any].Type: return "an array"
+        default: return "\(type)".contains("Array") ? "an array" : ("\(type)".contains("Dictionary") || "\(type)".contains("URLType") ? "a dictionary" : "\(type)")
+        }
+    }
+
+    static func describe(_ error: Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            return context.underlyingError.map { "\($0)" } ?? context.debugDescription
+        }
+        return "\(error)"
+    }
+}

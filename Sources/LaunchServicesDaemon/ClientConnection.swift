@@ -1,0 +1,34 @@
+import LaunchServicesCore
+import NIOCore
+
+/// One peer of the daemon, on the loop: a tool on the socket, or an app on the socketpair
+/// the daemon handed it.
+final class ClientConnection {
+    enum Kind: Equatable {
+        /// Connected to the listening socket.
+        case socket
+        /// The daemon's end of a launched app's fd 3; the bundle id comes from the launch.
+        case app(String)
+    }
+
+    let channel: Channel
+    let kind: Kind
+    /// The `sourceApplication` for this peer's opens, decided by the daemon.
+    var identity: String
+    var greeted = false
+    /// Peer process id from SO_PEERCRED (socket peers).
+    var peerPID: Int32?
+    /// Request tokens this peer still waits on, so a disconnect can drop them.
+    var waiting: Set<UInt64> = []
+
+    init(channel: Channel, kind: Kind, identity: String) {
+        self.channel = channel
+        self.kind = kind
+        self.identity = identity
+    }
+
+    var appID: String? {
+        if case .app(let id) = kind { return id }
+        return nil
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import LaunchServicesCore
+
+/// The daemon's settings. Every value has a built-in default, so no file is needed; a JSON
+/// file (`--config`, else `$XDG_CONFIG_HOME/launchservices/launchservicesd.json` when it
+/// exists) overrides any subset. `config/launchservicesd.json` documents every key.
+public struct DaemonConfiguration: Sendable, Equatable {
+    public var appsFolders: [String]
+    public var deadlines: PhaseDeadlines
+    public var maximumFrameLength: Int
+    /// Opens allowed to wait for one app before new ones are refused with `unavailable`.
+    public var maximumPendingOpensPerApp: Int
+    /// How long apps get to exit after their connection closes at shutdown, before SIGKILL.
+    public var shutdownGrace: Duration
+
+    public init(appsFolders: [String] = [DaemonConfiguration.defaultAppsFolder()], deadlines: PhaseDeadlines = PhaseDeadlines(), maximumFrameLength: Int = 1 << 20, maximumPendingOpensPerApp: Int = 64, shutdownGrace: Duration = .seconds(2)) {
+        self.appsFolders = appsFolders
+        self.deadlines = deadlines
+        self.maximumFrameLength = maximumFrameLength
+        self.maximumPendingOpensPerApp = maximumPendingOpensPerApp
+        self.shutdownGrace = shutdownGrace
+    }
+
+    /// `$XDG_DATA_HOME/launchservices/apps`, i.e. `~/.local/share/launchservices/apps`.
+    public static func defaultAppsFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/launchservices/apps" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/launchservices/apps"
+    }
+
+    /// `$XDG_STATE_HOME/launchservices`, i.e. `~/.local/state/launchservices`.
+    public static func defaultStateFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/launchservices" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/launchservices"
+    }
+
+    /// `$XDG_CONFIG_HOME/launchservices/launchservicesd.json`.
+    public static func defaultConfigFile(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let config = environment["XDG_CONFIG_HOME"], !config.isEmpty { return config + "/launchservices/launchservicesd.json" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.config/launchservices/launchservicesd.json"
+    }
+
+    /// The file's layout. Unknown keys are refused so a typo does not silently do nothing.
+    struct File: Decodable {
+        var appsFolders: [String]?
+        var deadlines: Deadlines?
+        var maximumFrameLength: Int?
+        var maximumPendingOpensPerApp: Int?
+        var shutdownGraceSeconds: Double?
+
+        struct Deadlines: Decodable {
+            var launch: Double?
+            var willFinishLaunching: Double?
+            var didFinishLaunching: Double?
+            var openURL: Double?
+        }
+    }
+
+    /// Reads a JSON configuration file over the defaults, naming the file and key on error.
+    public static func load(file path: String) throws -> DaemonConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(path: path, problem: "cannot be read (missing or not readable)")
+        }
+        try rejectUnknownKeys(data, path: path)
+        let file: File
+        do {
+            file = try JSONDecoder().decode(File.self, from: data)
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            throw ConfigurationError(path: path, problem: "key '\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type: \(context.debugDescription)")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw ConfigurationError(path: path, problem: "is not valid JSON: \(context.underlyingError.map { "\($0)" } ?? context.debugDescription)")
+        }
+        var config = DaemonConfiguration()
+        if let folders = file.appsFolders { config.appsFolders = folders }
+        func seconds(_ value: Double?, _ key: String, _ fallback: Duration) throws -> Duration {
+            guard let value else { return fallback }
+            guard value > 0, value <= 3600 else { throw ConfigurationError(path: path, problem: "deadlines.\(key) is \(value); give seconds between 0 and 3600") }
+            return .milliseconds(Int64(value * 1000))
+        }
+        if let d = file.deadlines {
+            config.deadlines = PhaseDeadlines(
+                launch: try seconds(d.launch, "launch", config.deadlines.launch),
+                willFinishLaunching: try seconds(d.willFinishLaunching, "willFinishLaunching", config.deadlines.willFinishLaunching),
+                didFinishLaunching: try seconds(d.didFinishLaunching, "didFinishLaunching", config.deadlines.didFinishLaunching),
+                openURL: try seconds(d.openURL, "openURL", config.deadlines.openURL))
+        }
+        if let limit = file.maximumFrameLength {
+            guard limit >= 4096, limit <= 64 << 20 else { throw ConfigurationError(path: path, problem: "maximumFrameLength is \(limit); give bytes between 4096 and 67108864") }
+            config.maximumFrameLength = limit
+        }
+        if let pending = file.maximumPendingOpensPerApp {
+            guard pending >= 1, pending <= 10_000 else { throw ConfigurationError(path: path, problem: "maximumPendingOpensPerApp is \(pending); give 1 to 10000") }
+            config.maximumPendingOpensPerApp = pending
+        }
+        if let grace = file.shutdownGraceSeconds {
+            config.shutdownGrace = try seconds(grace, "shutdownGraceSeconds", config.shutdownGrace)
+        }
+        return config
+    }
+
+    static func rejectUnknownKeys(_ data: Data, path: String) throws {
+        guard let object = try? JSONSerialization.jsonObject(with: data) else { return }
+        guard let top = object as? [String: Any] else { throw ConfigurationError(path: path, problem: "must hold a JSON object at the top level") }
+        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "shutdownGraceSeconds", "$comment"]
+        for key in top.keys where !known.contains(key) {
+            throw ConfigurationError(path: path, problem: "has unknown key '\(key)'; known keys: \(known.sorted().joined(separator: ", "))")
+        }
+        if let deadlines = top["deadlines"] as? [String: Any] {
+            let phases = Set(LaunchPhase.allCases.map(\.rawValue))
+            for key in deadlines.keys where !phases.contains(key) {
+                throw ConfigurationError(path: path, problem: "has unknown key 'deadlines.\(key)'; phases: \(phases.sorted().joined(separator: ", "))")
+            }
+        }
+    }
+}
+
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public var path: String
+    public var problem: String
+    public var description: String { "configuration \(path) \(problem)" }
+}

@@ -1,0 +1,25 @@
+import LaunchServicesProtocol
+import NIOCore
+
+/// Splits the byte stream into frame bodies (`u32` big-endian length, then the body).
+/// A declared length over the limit is refused at once, before any of it is buffered.
+struct FrameDecoder: ByteToMessageDecoder {
+    typealias InboundOut = ByteBuffer
+    let maximumLength: Int
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        let declared = try buffer.withUnsafeReadableBytes { raw throws(WireError) in
+            try Frame.declaredLength(raw, limit: maximumLength)
+        }
+        guard let length = declared, buffer.readableBytes >= Frame.headerLength + length else { return .needMoreData }
+        buffer.moveReaderIndex(forwardBy: Frame.headerLength)
+        let body = buffer.readSlice(length: length)!
+        context.fireChannelRead(wrapInboundOut(body))
+        return .continue
+    }
+
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        while try decode(context: context, buffer: &buffer) == .continue {}
+        return .needMoreData
+    }
+}

@@ -1,0 +1,436 @@
+import Dispatch
+import Foundation
+import LaunchServicesCore
+import LaunchServicesProtocol
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The daemon: owns the registry and the launch state machine, and performs the machine's
+/// actions (spawning, sending phases, arming deadlines, replying, terminating).
+///
+/// Everything runs on one event loop: every channel, timer and exit notification is
+/// brought onto `loop`, so state needs no locks (hence `@unchecked Sendable`; each entry
+/// point asserts it is on the loop).
+public final class LaunchServicesDaemon: @unchecked Sendable {
+    /// The `sourceApplication` of opens from `lsopen`, `lsctl` and any other non-app peer.
+    public static let shellIdentity = "org.swift-launch-services.lsopen"
+    public static let version = "0.1.0"
+
+    public let configuration: DaemonConfiguration
+    public let socketPath: String
+    let loop: EventLoop
+    let logger: Logger
+    let launcher: AppLauncher
+    private let exitQueue = DispatchQueue(label: "launchservicesd.exits")
+    private let started = NIODeadline.now()
+
+    private var registry = Registry()
+    private var loadErrors: [BundleError] = []
+    private var machine: LaunchStateMachine
+    private var connections: [ObjectIdentifier: ClientConnection] = [:]
+    private var appConnections: [String: ClientConnection] = [:]
+    private var processes: [String: AppProcess] = [:]
+    private var appByPID: [Int32: String] = [:]
+    private var waiting: [UInt64: (connection: ClientConnection, id: UInt32)] = [:]
+    private var deadlineTasks: [String: Scheduled<Void>] = [:]
+    private var unflushed: [ObjectIdentifier: Channel] = [:]
+    private var deniedQueries: Set<String> = []
+    private var nextRequestToken: UInt64 = 1
+    private var opensServed = 0
+    private var shuttingDown = false
+    private var serverChannel: Channel?
+    private var allExited: EventLoopPromise<Void>?
+
+    public init(configuration: DaemonConfiguration, socketPath: String, loop: EventLoop, logger: Logger) {
+        self.configuration = configuration
+        self.socketPath = socketPath
+        self.loop = loop
+        self.logger = logger
+        launcher = AppLauncher(socketPath: socketPath)
+        machine = LaunchStateMachine(deadlines: configuration.deadlines)
+    }
+
+    private var now: UInt64 { NIODeadline.now().uptimeNanoseconds }
+
+    // MARK: Start and stop
+
+    /// Loads the registry from the apps folders (off the loop: it reads files).
+    public func loadRegistry() async {
+        let result = BundleLoader.scan(folders: configuration.appsFolders)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            loop.execute {
+                for bundle in result.bundles { self.registry.register(bundle) }
+                self.loadErrors = result.errors
+                for error in result.errors {
+                    self.logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(error.path)"])
+                }
+                self.logger.info("registry loaded: \(result.bundles.count) apps, \(self.registry.claimants.count) schemes, \(result.errors.count) refused")
+                done.resume()
+            }
+        }
+    }
+
+    /// Binds the socket (owner-only) and starts serving.
+    public func bind() async throws {
+        let directory = (socketPath as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if FileManager.default.fileExists(atPath: socketPath) {
+            if (try? SocketProbe.isServed(socketPath)) == true {
+                throw DaemonError("another launchservicesd already serves \(socketPath); stop it first or pass --socket")
+            }
+        }
+        let limit = configuration.maximumFrameLength
+        let channel = try await ServerBootstrap(group: loop)
+            .serverChannelOption(.backlog, value: 256)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumLength: limit)))
+                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(daemon: self, kind: .socket))
+                }
+            }
+            .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true)
+            .get()
+        chmod(socketPath, 0o600)
+        loop.execute { self.serverChannel = channel }
+        logger.info("serving \(socketPath)", metadata: ["socket": "\(socketPath)"])
+    }
+
+    /// Stops serving: callers still waiting hear `unavailable`, apps' connections close (the
+    /// app runtime exits when it loses the daemon), and apps still alive after the grace
+    /// period are killed. Nothing the daemon started outlives it.
+    public func shutdown() async {
+        let promise = loop.makePromise(of: Void.self)
+        loop.execute {
+            self.shuttingDown = true
+            self.serverChannel?.close(promise: nil)
+            for token in self.machine.waitingRequests {
+                self.reply(token: token, .failure(OpenError(.unavailable, "launchservicesd is shutting down; the open was not completed")))
+            }
+            self.flushPending()
+            for connection in self.connections.values { connection.channel.close(promise: nil) }
+            if self.processes.isEmpty {
+                promise.succeed()
+                return
+            }
+            self.allExited = promise
+            self.loop.scheduleTask(in: .nanoseconds(Int64(self.configuration.shutdownGrace.nanoseconds))) {
+                for process in self.processes.values {
+                    self.logger.warning("app did not exit after shutdown; killing it", metadata: ["bundle_id": "\(process.bundleID)", "pid": "\(process.pid)"])
+                    process.signal(SIGKILL)
+                }
+                self.loop.scheduleTask(in: .seconds(2)) { self.allExited?.succeed(); self.allExited = nil }
+            }
+        }
+        try? await promise.futureResult.get()
+        logger.info("stopped")
+    }
+
+    // MARK: Connections
+
+    func connectionOpened(channel: Channel, kind: ClientConnection.Kind, peer: (pid: Int32, uid: UInt32)?) -> ClientConnection? {
+        loop.assertInEventLoop()
+        let connection: ClientConnection
+        switch kind {
+        case .socket:
+            guard let peer else {
+                logger.warning("refused a connection whose peer credentials could not be read")
+                channel.close(promise: nil)
+                return nil
+            }
+            guard peer.uid == getuid() else {
+                logger.warning("refused a connection from uid \(peer.uid) (pid \(peer.pid)): only uid \(getuid()) may use this daemon")
+                let refusal = Frame.encode(Envelope(id: 0, .failure(OpenError(.notPermitted, "launchservicesd of uid \(getuid()) refuses peers of uid \(peer.uid)"))))
+                channel.writeAndFlush(channel.allocator.buffer(bytes: refusal)).whenComplete { _ in channel.close(promise: nil) }
+                return nil
+            }
+            connection = ClientConnection(channel: channel, kind: .socket, identity: appByPID[peer.pid] ?? Self.shellIdentity)
+            connection.peerPID = peer.pid
+        case .app(let id):
+            connection = ClientConnection(channel: channel, kind: kind, identity: id)
+            appConnections[id] = connection
+        }
+        connections[ObjectIdentifier(channel)] = connection
+        return connection
+    }
+
+    func connectionClosed(_ connection: ClientConnection) {
+        loop.assertInEventLoop()
+        connections[ObjectIdentifier(connection.channel)] = nil
+        unflushed[ObjectIdentifier(connection.channel)] = nil
+        for token in connection.waiting { waiting[token] = nil }
+        if let app = connection.appID, appConnections[app] === connection {
+            appConnections[app] = nil
+            perform(machine.disconnected(app: app))
+        }
+        flushPending()
+    }
+
+    func protocolViolation(_ text: String, on connection: ClientConnection) {
+        loop.assertInEventLoop()
+        logger.warning("protocol violation; closing the connection: \(text)", metadata: ["peer": "\(connection.identity)"])
+        let channel = connection.channel
+        let frame = Frame.encode(Envelope(id: 0, .failure(OpenError(.protocolError, text))))
+        channel.writeAndFlush(channel.allocator.buffer(bytes: frame)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    // MARK: Requests
+
+    func received(_ envelope: Envelope, from connection: ClientConnection) {
+        loop.assertInEventLoop()
+        guard connection.greeted else {
+            greet(envelope, connection)
+            return
+        }
+        switch envelope.message {
+        case .open(let url, let annotation):
+            open(url, annotation: annotation, id: envelope.id, from: connection)
+        case .canOpen(let url):
+            canOpen(url, id: envelope.id, from: connection)
+        case .query(let topic):
+            send(Envelope(id: envelope.id, answer(topic)), to: connection)
+        case .phaseResult(let accepted, let method):
+            guard let app = connection.appID else {
+                protocolViolation("phaseResult comes only from apps the daemon launched", on: connection)
+                return
+            }
+            perform(machine.phaseCompleted(app: app, token: UInt64(envelope.id), accepted: accepted, method: method, now: now))
+        case .hello:
+            protocolViolation("hello was sent twice", on: connection)
+        default:
+            protocolViolation("\(envelope.message.kindName) is not a request launchservicesd accepts", on: connection)
+        }
+    }
+
+    private func greet(_ envelope: Envelope, _ connection: ClientConnection) {
+        guard case .hello(let version, let role, _) = envelope.message else {
+            protocolViolation("the first message must be hello, not \(envelope.message.kindName)", on: connection)
+            return
+        }
+        guard version == Frame.protocolVersion else {
+            protocolViolation("protocol version \(version) is not supported; this launchservicesd speaks version \(Frame.protocolVersion)", on: connection)
+            return
+        }
+        switch (connection.kind, role) {
+        case (.socket, .client):
+            connection.greeted = true
+            send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: connection.identity)), to: connection)
+        case (.app(let id), .app):
+            connection.greeted = true
+            send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: id)), to: connection)
+            perform(machine.checkedIn(app: id, now: now))
+        case (.socket, .app):
+            let refusal = OpenError(.notPermitted, "an app checks in only on the connection launchservicesd hands it at launch (fd 3); open one of its URLs to launch it")
+            send(Envelope(id: 0, .failure(refusal)), to: connection)
+            flushPending()
+            connection.channel.close(promise: nil)
+        case (.app, .client):
+            protocolViolation("a launched app must say hello with role 'app'", on: connection)
+        }
+    }
+
+    private func open(_ text: String, annotation: PropertyListValue?, id: UInt32, from connection: ClientConnection) {
+        let url: ParsedURL
+        do {
+            url = try ParsedURL(text)
+        } catch {
+            send(Envelope(id: id, .openResult(.failure(OpenError(.invalidURL, "invalid URL: \(error)")))), to: connection)
+            return
+        }
+        guard let app = registry.handler(for: url.scheme) else {
+            logger.info("no handler", metadata: ["url_scheme": "\(url.scheme)", "outcome": "noHandler"])
+            send(Envelope(id: id, .openResult(.failure(OpenError(.noHandler,
+                "no app handles the scheme '\(url.scheme)' (URL \(text)); install an app whose Info.plist declares it in CFBundleURLTypes (see: lsctl apps)")))), to: connection)
+            return
+        }
+        guard !shuttingDown else {
+            send(Envelope(id: id, .openResult(.failure(OpenError(.unavailable, "launchservicesd is shutting down")))), to: connection)
+            return
+        }
+        if (machine.apps[app.id]?.pendingOpens ?? 0) >= configuration.maximumPendingOpensPerApp {
+            let busy = OpenError(.unavailable, "\(app.id) already has \(configuration.maximumPendingOpensPerApp) opens waiting; try again when it has caught up")
+            send(Envelope(id: id, .openResult(.failure(busy, app: app.id))), to: connection)
+            return
+        }
+        let token = nextRequestToken
+        nextRequestToken += 1
+        waiting[token] = (connection, id)
+        connection.waiting.insert(token)
+        let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation)
+        perform(machine.open(request, app: app.id, now: now))
+    }
+
+    private func canOpen(_ text: String, id: UInt32, from connection: ClientConnection) {
+        let url: ParsedURL
+        do {
+            url = try ParsedURL(text)
+        } catch {
+            send(Envelope(id: id, .failure(OpenError(.invalidURL, "invalid URL: \(error)"))), to: connection)
+            return
+        }
+        // An app (on its launch connection, or recognised by pid on the socket) may ask only
+        // about the schemes it lists in LSApplicationQueriesSchemes (the iOS 9 rule).
+        let askingApp = connection.appID ?? (connection.identity == Self.shellIdentity ? nil : connection.identity)
+        if let askingApp {
+            guard registry.apps[askingApp]?.queriesSchemes.contains(url.scheme) == true else {
+                if deniedQueries.insert(askingApp + "\u{0}" + url.scheme.normalized).inserted {
+                    logger.warning("canOpenURL denied: '\(url.scheme)' is not in \(askingApp)'s LSApplicationQueriesSchemes; answered false", metadata: ["bundle_id": "\(askingApp)", "url_scheme": "\(url.scheme)"])
+                }
+                send(Envelope(id: id, .canOpenResult(canOpen: false, app: nil)), to: connection)
+                return
+            }
+        }
+        let handler = registry.handler(for: url.scheme)
+        send(Envelope(id: id, .canOpenResult(canOpen: handler != nil, app: askingApp == nil ? handler?.id : nil)), to: connection)
+    }
+
+    // MARK: Performing the state machine's actions
+
+    private func perform(_ actions: [LaunchStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .spawn(let app):
+                spawn(app)
+            case .sendLaunchMethod(let app, let phase, let token, let request):
+                sendToApp(app, Envelope(id: UInt32(truncatingIfNeeded: token), .launchMethod(phase, Delivery(url: request.url, sourceApplication: request.sourceApplication, annotation: request.annotation))))
+            case .deliver(let app, let token, let request):
+                sendToApp(app, Envelope(id: UInt32(truncatingIfNeeded: token), .deliver(Delivery(url: request.url, sourceApplication: request.sourceApplication, annotation: request.annotation))))
+            case .notify(let app, let notification):
+                sendToApp(app, Envelope(id: 0, .notify(notification)))
+            case .armDeadline(let app, _, let token, let after):
+                deadlineTasks[app]?.cancel()
+                deadlineTasks[app] = loop.scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+                    perform(machine.deadlinePassed(app: app, token: token, now: now))
+                    flushPending()
+                }
+            case .reply(let token, let outcome):
+                reply(token: token, outcome)
+            case .terminate(let app, let pid):
+                logger.warning("terminating \(app) (pid \(pid))", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
+                processes[app]?.signal(SIGKILL)
+            }
+        }
+    }
+
+    private func spawn(_ app: String) {
+        guard let bundle = registry.apps[app] else {
+            perform(machine.spawnFailed(app: app, reason: "it is no longer registered", now: now))
+            return
+        }
+        let process: AppProcess
+        do {
+            process = try launcher.spawn(bundle)
+        } catch {
+            logger.error("launch failed: \(error)", metadata: ["bundle_id": "\(app)", "phase": "launch", "outcome": "launchFailed"])
+            perform(machine.spawnFailed(app: app, reason: error.description, now: now))
+            return
+        }
+        machine.spawned(app: app, pid: process.pid)
+        processes[app] = process
+        appByPID[process.pid] = app
+        logger.debug("spawned \(app) (pid \(process.pid))", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])
+        process.watchExit(queue: exitQueue) { [self] status in
+            loop.execute { self.processExited(process, status: status) }
+        }
+        let limit = configuration.maximumFrameLength
+        ClientBootstrap(group: loop)
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumLength: limit)))
+                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(daemon: self, kind: .app(app)))
+                }
+            }
+            .withConnectedSocket(process.channelFD)
+            .whenFailure { [self] error in
+                logger.error("could not adopt \(app)'s connection: \(error)", metadata: ["bundle_id": "\(app)"])
+                process.signal(SIGKILL)
+            }
+    }
+
+    private func processExited(_ process: AppProcess, status: ExitStatus) {
+        loop.assertInEventLoop()
+        let app = process.bundleID
+        appByPID[process.pid] = nil
+        guard processes[app] === process else { return }
+        processes[app] = nil
+        deadlineTasks.removeValue(forKey: app)?.cancel()
+        if let connection = appConnections.removeValue(forKey: app) { connection.channel.close(promise: nil) }
+        logger.info("\(app) \(status)", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])
+        perform(machine.exited(app: app, status: status, now: now))
+        flushPending()
+        if processes.isEmpty, let allExited {
+            self.allExited = nil
+            allExited.succeed()
+        }
+    }
+
+    private func reply(token: UInt64, _ outcome: OpenOutcome) {
+        opensServed += 1
+        var metadata: Logger.Metadata = ["bundle_id": "\(outcome.app ?? "-")", "outcome": "\(outcome.error?.code.rawValue ?? "opened")"]
+        if let phase = outcome.error?.phase { metadata["phase"] = "\(phase.rawValue)" }
+        if let error = outcome.error {
+            logger.notice("open failed: \(error.message)", metadata: metadata)
+        } else {
+            logger.info("opened in \(outcome.app ?? "?") via \(outcome.method?.rawValue ?? "?")", metadata: metadata)
+        }
+        guard let (connection, id) = waiting.removeValue(forKey: token) else { return }
+        connection.waiting.remove(token)
+        send(Envelope(id: id, .openResult(outcome)), to: connection)
+    }
+
+    private func sendToApp(_ app: String, _ envelope: Envelope) {
+        guard let connection = appConnections[app] else { return }
+        send(envelope, to: connection)
+    }
+
+    /// Queues a frame; `flushPending` writes every touched channel once per event.
+    private func send(_ envelope: Envelope, to connection: ClientConnection) {
+        let channel = connection.channel
+        channel.write(channel.allocator.buffer(bytes: Frame.encode(envelope)), promise: nil)
+        unflushed[ObjectIdentifier(channel)] = channel
+    }
+
+    func flushPending() {
+        guard !unflushed.isEmpty else { return }
+        for channel in unflushed.values { channel.flush() }
+        unflushed.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: Inspection
+
+    private func answer(_ topic: String) -> Message {
+        switch topic {
+        case "status":
+            return .queryResult(json: JSONDocument.encode(StatusReport(
+                version: Self.version, pid: getpid(), socket: socketPath,
+                uptimeSeconds: Double(NIODeadline.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9,
+                appsRegistered: registry.apps.count, schemesRegistered: registry.claimants.count,
+                appsRunning: machine.running.count, opensServed: opensServed, frontmost: machine.frontmost,
+                appsFolders: configuration.appsFolders, refusedBundles: loadErrors.map(\.description))))
+        case "apps":
+            return .queryResult(json: JSONDocument.encode(registry.apps.values.sorted { $0.id < $1.id }.map {
+                AppReport(id: $0.id, name: $0.name, path: $0.path, executable: $0.executable,
+                          schemes: $0.schemes.map(\.normalized), queriesSchemes: $0.queriesSchemes.map(\.normalized).sorted())
+            }))
+        case "running":
+            return .queryResult(json: JSONDocument.encode(machine.running.map {
+                RunningReport(id: $0.app, state: $0.record.state.rawValue, pid: $0.record.pid, frontmost: machine.frontmost == $0.app,
+                              pendingOpens: $0.record.pendingOpens, phase: $0.record.currentPhase?.rawValue)
+            }))
+        default:
+            return .failure(OpenError(.protocolError, "unknown query '\(topic)'; known: status, apps, running"))
+        }
+    }
+}
+
+public struct DaemonError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+    var nanoseconds: UInt64 {
+        let (s, atto) = components
+        return UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, atto)) / 1_000_000_000
+    }
+}
