@@ -1,1 +1,145 @@
-// placeholder
+#if canImport(Glibc)
+import Glibc
+#endif
+import LaunchServicesApp
+import LaunchServicesClient
+
+/// The configurable test app: what it does in each phase is set by its arguments, or by a
+/// `test-behavior` file in its bundle (one argument per line), since the daemon starts
+/// executables without arguments.
+///
+///   --launch=crash|hang|exit        before checking in
+///   --will-finish=yes|no|crash|hang|exit
+///   --did-finish=yes|no|crash|hang|exit
+///   --open=yes|no|crash|hang|exit
+///   --delegate=modern|legacy|both|neither   which URL methods it implements
+///   --log=FILE                      append one line per event (for tests to read)
+///   --open-url=URL                  in didBecomeActive, open this URL once (app-to-app)
+struct Behavior {
+    var launch = "yes"
+    var willFinish = "yes"
+    var didFinish = "yes"
+    var open = "yes"
+    var delegate = "modern"
+    var log: String?
+    var openURL: String?
+
+    init(arguments: [String]) {
+        for argument in arguments {
+            let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { continue }
+            switch parts[0] {
+            case "--launch": launch = parts[1]
+            case "--will-finish": willFinish = parts[1]
+            case "--did-finish": didFinish = parts[1]
+            case "--open": open = parts[1]
+            case "--delegate": delegate = parts[1]
+            case "--log": log = parts[1]
+            case "--open-url": openURL = parts[1]
+            default: StandardStreams.error("lstestapp: unknown argument \(argument)\n")
+            }
+        }
+    }
+
+    /// Acts out `what`; returns the YES/NO answer when the app survives.
+    func act(_ what: String, phase: String) -> Bool {
+        record("\(phase) -> \(what)")
+        switch what {
+        case "no": return false
+        case "crash":
+            signal(SIGSEGV, SIG_DFL)
+            raise(SIGSEGV)
+            return false
+        case "hang":
+            while true { sleep(1000) }
+        case "exit":
+            exit(3)
+        default: return true
+        }
+    }
+
+    func record(_ line: String) {
+        guard let log else { return }
+        let fd = Glibc.open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let text = "\(getpid()) \(line)\n"
+        _ = text.withCString { Glibc.write(fd, $0, strlen($0)) }
+        Glibc.close(fd)
+    }
+}
+
+/// Reads the bundle's `test-behavior` file, if any, without Foundation.
+func bundleArguments() -> [String] {
+    guard let bundle = getenv("LAUNCHSERVICES_BUNDLE_PATH"), let file = fopen(String(cString: bundle) + "/test-behavior", "r") else { return [] }
+    defer { fclose(file) }
+    var lines: [String] = []
+    var buffer = [CChar](repeating: 0, count: 4096)
+    while fgets(&buffer, Int32(buffer.count), file) != nil {
+        let length = buffer.firstIndex(of: 0) ?? buffer.count
+        let line = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        if !line.isEmpty { lines.append(line) }
+    }
+    return lines
+}
+
+let behavior = Behavior(arguments: bundleArguments() + Array(CommandLine.arguments.dropFirst()))
+
+/// Shared behaviour of every delegate variant.
+@MainActor
+class TestDelegate {
+    var openedOnce = false
+    func launchMethod(_ phase: String, _ what: String, _ options: LaunchOptions) -> Bool {
+        behavior.record("\(phase) url=\(options.urlString) source=\(options.sourceApplication) annotation=\(options.annotation?.description ?? "nil")")
+        return behavior.act(what, phase: phase)
+    }
+    func deliver(_ method: String, _ url: ParsedURL, _ source: String?) -> Bool {
+        behavior.record("\(method) url=\(url) source=\(source ?? "nil") host=\(url.host ?? "nil") query=\(url.query ?? "nil") fragment=\(url.fragment ?? "nil")")
+        return behavior.act(behavior.open, phase: method)
+    }
+    func notified(_ name: String, _ application: Application) {
+        behavior.record(name)
+        if name == "didBecomeActive", let url = behavior.openURL, !openedOnce {
+            openedOnce = true
+            application.open(url) { outcome in
+                behavior.record("openResult \(url) opened=\(outcome.opened) app=\(outcome.app ?? "nil") error=\(outcome.error?.code.rawValue ?? "nil")")
+            }
+        }
+    }
+}
+
+extension ApplicationDelegate where Self: TestDelegate {
+    func willFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool { launchMethod("willFinishLaunching", behavior.willFinish, options) }
+    func didFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool { launchMethod("didFinishLaunching", behavior.didFinish, options) }
+    func didBecomeActive(_ application: Application) { notified("didBecomeActive", application) }
+    func willResignActive(_ application: Application) { notified("willResignActive", application) }
+    func didEnterBackground(_ application: Application) { notified("didEnterBackground", application) }
+    func willEnterForeground(_ application: Application) { notified("willEnterForeground", application) }
+}
+
+final class ModernDelegate: TestDelegate, ApplicationDelegate {
+    func open(_ application: Application, url: ParsedURL, sourceApplication: String?, annotation: PropertyListValue?) -> Bool {
+        deliver("open", url, sourceApplication)
+    }
+}
+
+final class LegacyDelegate: TestDelegate, ApplicationDelegate {
+    func handleOpen(_ application: Application, url: ParsedURL) -> Bool { deliver("handleOpen", url, nil) }
+}
+
+final class BothDelegate: TestDelegate, ApplicationDelegate {
+    func open(_ application: Application, url: ParsedURL, sourceApplication: String?, annotation: PropertyListValue?) -> Bool {
+        deliver("open", url, sourceApplication)
+    }
+    func handleOpen(_ application: Application, url: ParsedURL) -> Bool { deliver("handleOpen", url, nil) }
+}
+
+final class NeitherDelegate: TestDelegate, ApplicationDelegate {}
+
+behavior.record("started")
+_ = behavior.act(behavior.launch, phase: "launch")
+switch behavior.delegate {
+case "legacy": Application.main(delegate: LegacyDelegate())
+case "both": Application.main(delegate: BothDelegate())
+case "neither": Application.main(delegate: NeitherDelegate())
+default: Application.main(delegate: ModernDelegate())
+}

@@ -1,0 +1,50 @@
+import LaunchServicesCore
+
+/// `lsopen`'s documented exit status for each outcome (README, `lsopen --help`).
+public enum ExitCodes {
+    public static let shellIdentity = "org.swift-launch-services.lsopen"
+    public static let usage: Int32 = 64
+    public static let invalidURL: Int32 = 65
+    public static let noHandler: Int32 = 66
+    public static let refused: Int32 = 67
+    public static let appFailed: Int32 = 68
+    public static let unavailable: Int32 = 69
+
+    public static func code(for error: OpenErrorCode?) -> Int32 {
+        guard let error else { return 0 }
+        switch error {
+        case .invalidURL: return invalidURL
+        case .noHandler: return noHandler
+        case .vetoed, .notHandled, .notPermitted: return refused
+        case .launchFailed, .crashed, .timeout: return appFailed
+        case .unavailable, .daemonUnreachable, .protocolError: return unavailable
+        }
+    }
+}
+
+/// The one JSON object `lsopen --json` prints for an open.
+public enum OutcomeJSON {
+    public static func render(_ outcome: OpenOutcome, url: String) -> String {
+        var fields = ["\"opened\":\(outcome.opened)", "\"url\":\(JSONText.quote(url))"]
+        if let app = outcome.app { fields.append("\"app\":\(JSONText.quote(app))") }
+        fields.append("\"launched\":\(outcome.launched)")
+        if let method = outcome.method { fields.append("\"method\":\(JSONText.quote(method.rawValue))") }
+        if !outcome.timings.isEmpty {
+            let phases = outcome.timings.map { "\(JSONText.quote($0.phase.rawValue)):\(milliseconds($0.nanoseconds))" }
+            fields.append("\"phasesMs\":{" + phases.joined(separator: ",") + "}")
+        }
+        if let error = outcome.error {
+            var e = ["\"code\":\(JSONText.quote(error.code.rawValue))", "\"message\":\(JSONText.quote(error.message))"]
+            if let phase = error.phase { e.append("\"phase\":\(JSONText.quote(phase.rawValue))") }
+            fields.append("\"error\":{" + e.joined(separator: ",") + "}")
+        }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// Milliseconds with microsecond precision, as text.
+    public static func milliseconds(_ ns: UInt64) -> String {
+        let us = ns / 1000
+        let frac = us % 1000
+        return "\(us / 1000)." + String(repeating: "0", count: 3 - String(frac).count) + String(frac)
+    }
+}

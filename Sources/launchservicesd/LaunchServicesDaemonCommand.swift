@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import LaunchServicesProtocol
+import LaunchServicesDaemon
+import Logging
+import NIOPosix
+import ServiceLifecycle
+
+/// `launchservicesd [--socket PATH] [--apps DIR …] [--state DIR] [--config FILE]` (SPEC §9).
+@main
+struct LaunchServicesDaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "launchservicesd",
+        abstract: "The per-user Launch Services daemon: registry, launching, URL delivery.",
+        discussion: "Runs in the foreground and logs to stderr; SIGTERM or SIGINT stops it cleanly (apps it launched are closed too).")
+
+    @Option(help: "Socket path (default: $LAUNCHSERVICES_SOCKET, else $XDG_RUNTIME_DIR/launchservices/socket).")
+    var socket: String?
+
+    @Option(name: .customLong("apps"), help: "An apps folder to scan for bundles; repeat for several (default: $XDG_DATA_HOME/launchservices/apps).")
+    var appsFolders: [String] = []
+
+    @Option(help: "State folder (default: $XDG_STATE_HOME/launchservices).")
+    var state: String?
+
+    @Option(help: "JSON configuration file (default: $XDG_CONFIG_HOME/launchservices/launchservicesd.json when it exists).")
+    var config: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        umask(0o077)
+        var configuration: DaemonConfiguration
+        do {
+            if let config {
+                configuration = try DaemonConfiguration.load(file: config)
+            } else if FileManager.default.fileExists(atPath: DaemonConfiguration.defaultConfigFile()) {
+                configuration = try DaemonConfiguration.load(file: DaemonConfiguration.defaultConfigFile())
+            } else {
+                configuration = DaemonConfiguration()
+            }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        if !appsFolders.isEmpty { configuration.appsFolders = appsFolders }
+        let stateFolder = state ?? DaemonConfiguration.defaultStateFolder()
+        try FileManager.default.createDirectory(atPath: stateFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "launchservicesd")
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let daemon = LaunchServicesDaemon(
+            configuration: configuration, socketPath: socket ?? SocketPath.resolve(), loop: group.next(), logger: logger)
+        let serviceGroup = ServiceGroup(configuration: .init(
+            services: [.init(service: DaemonService(daemon: daemon))],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        do {
+            try await serviceGroup.run()
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        try await group.shutdownGracefully()
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
