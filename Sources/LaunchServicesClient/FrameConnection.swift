@@ -15,6 +15,8 @@ public final class FrameConnection {
     private var buffer: [UInt8] = []
     private var consumed = 0
     private var closed = false
+    /// One fixed read buffer per connection: no per-read allocation.
+    private let readChunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 8)
 
     /// Adopts a connected descriptor (the app's fd 3, or a socket from `connect`).
     public init(fd: Int32, maximumFrameLength: Int = Frame.defaultMaximumLength) {
@@ -23,7 +25,10 @@ public final class FrameConnection {
         buffer.reserveCapacity(4096)
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        readChunk.deallocate()
+    }
 
     /// Connects to the daemon's socket.
     public static func connect(path: String) throws(ClientError) -> FrameConnection {
@@ -143,19 +148,13 @@ public final class FrameConnection {
             buffer.removeFirst(consumed)
             consumed = 0
         }
-        let chunk = 16 * 1024
-        let before = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: chunk))
-        let n = buffer.withUnsafeMutableBytes { raw in
-            Glibc.read(fd, raw.baseAddress! + before, chunk)
-        }
+        let n = Glibc.read(fd, readChunk.baseAddress!, readChunk.count)
         if n < 0 {
-            buffer.removeLast(chunk)
             if errno == EINTR || errno == EAGAIN { return }
             if errno == ECONNRESET { throw .connectionClosed(waitingFor: what) }
             throw .system(call: "read", errno: errno)
         }
-        buffer.removeLast(chunk - n)
         if n == 0 { throw .connectionClosed(waitingFor: what) }
+        buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: readChunk[..<n]))
     }
 }

@@ -161,7 +161,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         for token in connection.waiting { waiting[token] = nil }
         if let app = connection.appID, appConnections[app] === connection {
             appConnections[app] = nil
-            perform(machine.disconnected(app: app))
+            // At shutdown the daemon closed it: the app exits by itself, killed only after the grace.
+            if !shuttingDown { perform(machine.disconnected(app: app)) }
         }
         flushPending()
     }
