@@ -15,6 +15,7 @@ import LaunchServicesClient
 ///   --delegate=modern|legacy|both|neither   which URL methods it implements
 ///   --log=FILE                      append one line per event (for tests to read)
 ///   --open-url=URL                  in didBecomeActive, open this URL once (app-to-app)
+///   --can-open-url=URL              in didFinishLaunching, record canOpenURL(URL)
 struct Behavior {
     var launch = "yes"
     var willFinish = "yes"
@@ -23,6 +24,7 @@ struct Behavior {
     var delegate = "modern"
     var log: String?
     var openURL: String?
+    var canOpenURL: String?
 
     init(arguments: [String]) {
         for argument in arguments {
@@ -36,6 +38,7 @@ struct Behavior {
             case "--delegate": delegate = parts[1]
             case "--log": log = parts[1]
             case "--open-url": openURL = parts[1]
+            case "--can-open-url": canOpenURL = parts[1]
             default: StandardStreams.error("lstestapp: unknown argument \(argument)\n")
             }
         }
@@ -109,7 +112,10 @@ class TestDelegate {
 
 extension ApplicationDelegate where Self: TestDelegate {
     func willFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool { launchMethod("willFinishLaunching", behavior.willFinish, options) }
-    func didFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool { launchMethod("didFinishLaunching", behavior.didFinish, options) }
+    func didFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool {
+        if let url = behavior.canOpenURL { behavior.record("canOpenURL \(url) -> \(application.canOpenURL(url))") }
+        return launchMethod("didFinishLaunching", behavior.didFinish, options)
+    }
     func didBecomeActive(_ application: Application) { notified("didBecomeActive", application) }
     func willResignActive(_ application: Application) { notified("willResignActive", application) }
     func didEnterBackground(_ application: Application) { notified("didEnterBackground", application) }

@@ -1,0 +1,258 @@
+import Foundation
+import LaunchServicesClient
+import Testing
+
+/// An app bundle for a test: the test app (`lstestapp`) with a behaviour, or a demo app.
+struct TestApp {
+    var folder: String
+    var id: String
+    var schemes: [String]
+    var queriesSchemes: [String] = []
+    /// Lines of the bundle's `test-behavior` file (lstestapp arguments).
+    var behavior: [String] = []
+    /// The built executable the bundle runs.
+    var executable = "lstestapp"
+    /// A raw Info.plist to use instead of the generated one (bad-input tests).
+    var rawPlist: String?
+
+    static func test(_ name: String, schemes: [String]? = nil, _ behavior: String...) -> TestApp {
+        TestApp(folder: name, id: "test.\(name)", schemes: schemes ?? [name], behavior: behavior)
+    }
+
+    var plist: String {
+        if let rawPlist { return rawPlist }
+        let schemeItems = schemes.map { "<string>\($0)</string>" }.joined()
+        let queries = queriesSchemes.isEmpty ? "" : "<key>LSApplicationQueriesSchemes</key><array>\(queriesSchemes.map { "<string>\($0)</string>" }.joined())</array>"
+        return """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0"><dict>
+        <key>CFBundleIdentifier</key><string>\(id)</string>
+        <key>CFBundleExecutable</key><string>\(executable)</string>
+        <key>CFBundleURLTypes</key><array><dict><key>CFBundleURLName</key><string>\(id)</string>
+        <key>CFBundleURLSchemes</key><array>\(schemeItems)</array></dict></array>
+        \(queries)
+        </dict></plist>
+        """
+    }
+}
+
+/// The result of running a tool to completion.
+struct ToolRun {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var json: [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any]
+    }
+    var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
+    var errorPhase: String? { (json?["error"] as? [String: Any])?["phase"] as? String }
+    var errorMessage: String? { (json?["error"] as? [String: Any])?["message"] as? String }
+}
+
+/// A private daemon with its own socket, apps folder and state, started as a real process
+/// from the built executables, and stopped (by PID) with everything it launched.
+final class DaemonHarness: @unchecked Sendable {
+    let root: String
+    let socket: String
+    let appsFolder: String
+    let eventLog: String
+    let daemonLog: String
+    private var daemon: Process?
+
+    /// Where `swift build` put the executables: `$LS_BIN_DIR`, else beside the test bundle.
+    static let binDirectory: String = {
+        if let dir = ProcessInfo.processInfo.environment["LS_BIN_DIR"], !dir.isEmpty { return dir }
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        while dir.path != "/" && !FileManager.default.fileExists(atPath: dir.appendingPathComponent("lsopen").path) {
+            dir = dir.deletingLastPathComponent()
+        }
+        return dir.path
+    }()
+
+    static func binary(_ name: String) -> String { binDirectory + "/" + name }
+
+    init(apps: [TestApp], config: String? = nil, extraArguments: [String] = []) throws {
+        var template = Array("/tmp/lsit.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
+        root = String(cString: made)
+        socket = root + "/socket"
+        appsFolder = root + "/apps"
+        eventLog = root + "/events.log"
+        daemonLog = root + "/daemon.log"
+        let fm = FileManager.default
+        for tool in ["launchservicesd", "lsopen", "lsctl", "lstestapp"] where !fm.isExecutableFile(atPath: Self.binary(tool)) {
+            throw HarnessError("\(Self.binary(tool)) is missing: run `swift build` (scripts/test does) before the integration tests")
+        }
+        try fm.createDirectory(atPath: appsFolder, withIntermediateDirectories: true)
+        for app in apps { try install(app) }
+        var arguments = ["--socket", socket, "--apps", appsFolder, "--state", root + "/state", "--log-level", "debug"]
+        if let config {
+            try config.write(toFile: root + "/config.json", atomically: true, encoding: .utf8)
+            arguments += ["--config", root + "/config.json"]
+        }
+        arguments += extraArguments
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary("launchservicesd"))
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = root + "/config-home"
+        environment["LAUNCHSERVICES_SOCKET"] = socket
+        process.environment = environment
+        _ = fm.createFile(atPath: daemonLog, contents: nil)
+        let log = FileHandle(forWritingAtPath: daemonLog)
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        daemon = process
+        try waitUntilServing()
+    }
+
+    /// Writes one bundle into the apps folder.
+    func install(_ app: TestApp) throws {
+        let bundle = appsFolder + "/" + app.folder + ".app"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        try app.plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
+        if FileManager.default.fileExists(atPath: Self.binary(app.executable)) {
+            try? FileManager.default.removeItem(atPath: bundle + "/" + app.executable)
+            try FileManager.default.createSymbolicLink(atPath: bundle + "/" + app.executable, withDestinationPath: Self.binary(app.executable))
+        }
+        let behavior = app.behavior + ["--log=\(eventLog)"]
+        try behavior.joined(separator: "\n").appending("\n").write(toFile: bundle + "/test-behavior", atomically: true, encoding: .utf8)
+    }
+
+    private func waitUntilServing() throws {
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if let client = try? LaunchServicesClient(socketPath: socket, program: "harness") {
+                defer { client.close() }
+                if (try? client.query("status", timeout: .seconds(2))) != nil { return }
+            }
+            guard daemon?.isRunning == true else {
+                throw HarnessError("launchservicesd exited during start: \(daemonOutput)")
+            }
+            usleep(20_000)
+        }
+        throw HarnessError("launchservicesd did not serve \(socket) within 15 s: \(daemonOutput)")
+    }
+
+    var daemonPID: Int32 { daemon?.processIdentifier ?? 0 }
+    var daemonOutput: String { (try? String(contentsOfFile: daemonLog, encoding: .utf8)) ?? "" }
+
+    /// Lines the test apps recorded, each `PID EVENT…`.
+    var events: [String] {
+        ((try? String(contentsOfFile: eventLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// Events without their PID prefix, optionally only those of one process.
+    func eventNames(pid: Int32? = nil) -> [String] {
+        events.compactMap { line in
+            let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { return nil }
+            if let pid, parts[0] != String(pid) { return nil }
+            return parts[1]
+        }
+    }
+
+    /// PIDs of test-app processes, in the order they started.
+    var appPIDs: [Int32] {
+        events.compactMap { line in
+            let parts = line.split(separator: " ")
+            return parts.count >= 2 && parts[1] == "started" ? Int32(parts[0]) : nil
+        }
+    }
+
+    /// Runs a built tool (lsopen, lsctl) against this daemon, bounded by `timeout` seconds.
+    @discardableResult
+    func run(_ tool: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ToolRun {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary(tool))
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["LAUNCHSERVICES_SOCKET"] = socket
+        process.environment = environment
+        let id = UUID().uuidString
+        let out = root + "/\(id).out", err = root + "/\(id).err"
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: out)
+        process.standardError = FileHandle(forWritingAtPath: err)
+        try process.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw HarnessError("\(tool) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+        }
+        process.waitUntilExit()
+        defer {
+            try? FileManager.default.removeItem(atPath: out)
+            try? FileManager.default.removeItem(atPath: err)
+        }
+        return ToolRun(
+            status: process.terminationStatus,
+            stdout: (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+    }
+
+    func lsopen(_ arguments: String..., timeout: TimeInterval = 60) throws -> ToolRun {
+        try run("lsopen", arguments, timeout: timeout)
+    }
+
+    /// `lsctl running --json` as a list of dictionaries.
+    func running() throws -> [[String: Any]] {
+        let result = try run("lsctl", ["running", "--json"])
+        return (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]) ?? []
+    }
+
+    func state(of id: String) throws -> String? {
+        try running().first { $0["id"] as? String == id }?["state"] as? String
+    }
+
+    /// Waits (bounded) until `condition` holds.
+    func eventually(_ what: String, within seconds: TimeInterval = 10, _ condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return }
+            usleep(20_000)
+        }
+        throw HarnessError("timed out after \(seconds) s waiting for: \(what)")
+    }
+
+    /// Stops the daemon with SIGTERM (SIGKILL after 10 s), then removes every file.
+    func stop() {
+        if let daemon, daemon.isRunning {
+            kill(daemon.processIdentifier, SIGTERM)
+            let deadline = Date().addingTimeInterval(10)
+            while daemon.isRunning && Date() < deadline { usleep(10_000) }
+            if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }
+            daemon.waitUntilExit()
+        }
+        // Apps exit when their daemon connection closes; make certain none outlives the test.
+        for pid in appPIDs where isAlive(pid) {
+            let deadline = Date().addingTimeInterval(3)
+            while isAlive(pid) && Date() < deadline { usleep(10_000) }
+            if isAlive(pid) { kill(pid, SIGKILL) }
+        }
+        daemon = nil
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    deinit { stop() }
+}
+
+/// Whether a process exists (and is not a zombie awaiting its parent).
+func isAlive(_ pid: Int32) -> Bool {
+    guard kill(pid, 0) == 0 else { return false }
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+    guard let close = stat.lastIndex(of: ")") else { return true }
+    let state = stat[stat.index(close, offsetBy: 2)]
+    return state != "Z" && state != "X"
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

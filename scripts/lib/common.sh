@@ -1,0 +1,27 @@
+# Shared by scripts/demo, scripts/test and scripts/bench: find the toolchain and make sure
+# the system packages the build needs are present, installing them when running as root.
+
+die() { echo "$(basename "$0"): $*" >&2; exit 1; }
+
+require_swift() {
+  command -v swift >/dev/null 2>&1 || die "swift is not on PATH; install Swift 6.1 or newer (https://swift.org/install) and retry"
+}
+
+# require_packages PKG… : installs missing Debian packages (root), or prints the command.
+require_packages() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "installing ${missing[*]} …"
+    (apt-get install -y "${missing[@]}" >/dev/null 2>&1) || { apt-get update >/dev/null 2>&1 && apt-get install -y "${missing[@]}" >/dev/null; } \
+      || die "could not install ${missing[*]}; run: apt-get update && apt-get install -y ${missing[*]}"
+  else
+    die "missing packages: ${missing[*]}. Run: sudo apt-get install -y ${missing[*]}"
+  fi
+}
+
+# The Debian packages the build links against.
+BUILD_PACKAGES=()
