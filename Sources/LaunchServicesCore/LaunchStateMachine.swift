@@ -92,7 +92,7 @@ public struct LaunchStateMachine: Sendable {
         if !tx.replied {
             actions.append(.reply(requestToken: tx.request.token, .failure(
                 OpenError(.launchFailed, phase: .launch, "could not launch \(app): \(reason)"),
-                app: app, timings: tx.timings)))
+                app: app, launched: tx.cold, timings: tx.timings)))
         }
         record.state = .notRunning
         record.pid = nil
@@ -129,7 +129,7 @@ public struct LaunchStateMachine: Sendable {
                     tx.replied = true
                     actions.append(.reply(requestToken: tx.request.token, .failure(
                         OpenError(.vetoed, phase: tx.phase, "\(app) refused to open \(tx.request.url): \(tx.phase.rawValue) returned NO"),
-                        app: app, timings: tx.timings)))
+                        app: app, launched: tx.cold, timings: tx.timings)))
                 }
             }
             if tx.phase == .willFinishLaunching {
@@ -180,7 +180,7 @@ public struct LaunchStateMachine: Sendable {
             if !tx.replied {
                 actions.append(.reply(requestToken: tx.request.token, .failure(
                     OpenError(.crashed, phase: tx.phase, "\(app) \(status) during \(tx.phase.rawValue)"),
-                    app: app, timings: tx.timings)))
+                    app: app, launched: tx.cold, timings: tx.timings)))
             }
         }
         record.state = .notRunning
@@ -205,7 +205,7 @@ public struct LaunchStateMachine: Sendable {
             let consequence = phase.isLaunchPhase ? "; it was terminated" : ""
             actions.append(.reply(requestToken: tx.request.token, .failure(
                 OpenError(.timeout, phase: phase, "\(app) did not finish \(phase.rawValue) within \(Self.format(limit))\(consequence)"),
-                app: app, timings: tx.timings)))
+                app: app, launched: tx.cold, timings: tx.timings)))
         }
         if phase.isLaunchPhase {
             // The watchdog: kill, keep the transaction until the exit arrives so queued opens wait.

@@ -61,7 +61,7 @@ public struct OpenOutcome: Sendable, Equatable {
         self.timings = timings
     }
 
-    public static func failure(_ error: OpenError, app: String? = nil, timings: [PhaseTiming] = []) -> OpenOutcome {
-        OpenOutcome(app: app, error: error, timings: timings)
+    public static func failure(_ error: OpenError, app: String? = nil, launched: Bool = false, timings: [PhaseTiming] = []) -> OpenOutcome {
+        OpenOutcome(app: app, error: error, launched: launched, timings: timings)
     }
 }
