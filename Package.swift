@@ -40,11 +40,17 @@ let package = Package(
             name: "LaunchServicesApp",
             dependencies: ["LaunchServicesClient", "LaunchServicesProtocol", "LaunchServicesCore"]
         ),
+        // libsystemd (sd_notify, sd_listen_fds, sd_journal_sendv) and a small Swift face on it.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(
+            name: "LaunchServicesSystemd",
+            dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]
+        ),
         // The daemon as a library, so integration tests and the executable share it.
         .target(
             name: "LaunchServicesDaemon",
             dependencies: [
-                "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim",
+                "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim", "LaunchServicesSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -54,7 +60,7 @@ let package = Package(
         .executableTarget(
             name: "launchservicesd",
             dependencies: [
-                "LaunchServicesDaemon", "LaunchServicesProtocol",
+                "LaunchServicesDaemon", "LaunchServicesProtocol", "LaunchServicesSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

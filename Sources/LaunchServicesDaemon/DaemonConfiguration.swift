@@ -12,6 +12,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maximumPendingOpensPerApp: Int
     /// How long apps get to exit after their connection closes at shutdown, before SIGKILL.
     public var shutdownGrace: Duration
+    /// Whether `lsctl debug-stall` may block the loop (watchdog tests only). Set from the
+    /// environment (`LAUNCHSERVICES_DEBUG_STALL=1`), never from a file.
+    public var allowDebugStall = ProcessInfo.processInfo.environment["LAUNCHSERVICES_DEBUG_STALL"] == "1"
 
     public init(appsFolders: [String] = [DaemonConfiguration.defaultAppsFolder()], deadlines: PhaseDeadlines = PhaseDeadlines(), maximumFrameLength: Int = 1 << 20, maximumPendingOpensPerApp: Int = 64, shutdownGrace: Duration = .seconds(2)) {
         self.appsFolders = appsFolders

@@ -2,7 +2,8 @@ import Logging
 import ServiceLifecycle
 
 /// The daemon as a swift-service-lifecycle `Service`: load, bind, serve until the group
-/// shuts down gracefully (SIGTERM/SIGINT), then stop.
+/// shuts down gracefully (SIGTERM/SIGINT), then stop. Under systemd it reports readiness
+/// only once the registry is loaded and the socket served.
 public struct DaemonService: Service {
     public let daemon: LaunchServicesDaemon
 
@@ -13,6 +14,7 @@ public struct DaemonService: Service {
     public func run() async throws {
         await daemon.loadRegistry()
         try await daemon.bind()
+        daemon.startSupervision()
         try? await gracefulShutdown()
         await daemon.shutdown()
     }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import LaunchServicesCore
 import LaunchServicesProtocol
+import LaunchServicesSystemd
 import Logging
 import NIOCore
 import NIOPosix
@@ -19,6 +20,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     public let configuration: DaemonConfiguration
     public let socketPath: String
+    /// A listening socket handed over by socket activation, adopted instead of binding.
+    let activatedSocket: Int32?
     let loop: EventLoop
     let logger: Logger
     let launcher: AppLauncher
@@ -41,10 +44,13 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private var shuttingDown = false
     private var serverChannel: Channel?
     private var allExited: EventLoopPromise<Void>?
+    private var supervision: RepeatedTask?
+    private var lastStatus = ""
 
-    public init(configuration: DaemonConfiguration, socketPath: String, loop: EventLoop, logger: Logger) {
+    public init(configuration: DaemonConfiguration, socketPath: String, activatedSocket: Int32? = nil, loop: EventLoop, logger: Logger) {
         self.configuration = configuration
         self.socketPath = socketPath
+        self.activatedSocket = activatedSocket
         self.loop = loop
         self.logger = logger
         launcher = AppLauncher(socketPath: socketPath)
@@ -71,8 +77,14 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         }
     }
 
-    /// Binds the socket (owner-only) and starts serving.
+    /// Binds the socket (owner-only), or adopts the socket-activated one, and starts serving.
     public func bind() async throws {
+        if let activatedSocket {
+            let channel = try await serverBootstrap().withBoundSocket(activatedSocket).get()
+            loop.execute { self.serverChannel = channel }
+            logger.info("serving \(socketPath) (socket-activated)", metadata: ["socket": "\(socketPath)"])
+            return
+        }
         let directory = (socketPath as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         if FileManager.default.fileExists(atPath: socketPath) {
@@ -80,15 +92,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                 throw DaemonError("another launchservicesd already serves \(socketPath); stop it first or pass --socket")
             }
         }
-        let limit = configuration.maximumFrameLength
-        let channel = try await ServerBootstrap(group: loop)
-            .serverChannelOption(.backlog, value: 256)
-            .childChannelInitializer { [self] channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumLength: limit)))
-                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(daemon: self, kind: .socket))
-                }
-            }
+        let channel = try await serverBootstrap()
             .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true)
             .get()
         chmod(socketPath, 0o600)
@@ -96,12 +100,57 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         logger.info("serving \(socketPath)", metadata: ["socket": "\(socketPath)"])
     }
 
+    private func serverBootstrap() -> ServerBootstrap {
+        let limit = configuration.maximumFrameLength
+        return ServerBootstrap(group: loop)
+            .serverChannelOption(.backlog, value: 256)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumLength: limit)))
+                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(daemon: self, kind: .socket))
+                }
+            }
+    }
+
+    // MARK: Supervision by systemd
+
+    /// Tells the service manager the daemon is ready, then keeps `STATUS=` current and, when
+    /// `WatchdogSec=` is set, pings `WATCHDOG=1` at half the interval. The pings come from a
+    /// task on the daemon's own loop, so a stalled loop stops pinging and systemd notices.
+    public func startSupervision() {
+        guard SystemdNotifier.isSupervised else { return }
+        let watchdog = SystemdNotifier.watchdogInterval
+        let interval = watchdog.map { $0 / 2 } ?? .seconds(2)
+        loop.execute {
+            self.lastStatus = self.statusLine
+            SystemdNotifier.notify("READY=1\nSTATUS=\(self.lastStatus)")
+            self.supervision = self.loop.scheduleRepeatedTask(initialDelay: .zero, delay: .nanoseconds(Int64(interval.nanoseconds))) { _ in
+                var assignments: [String] = []
+                if watchdog != nil { assignments.append("WATCHDOG=1") }
+                let status = self.statusLine
+                if status != self.lastStatus {
+                    self.lastStatus = status
+                    assignments.append("STATUS=\(status)")
+                }
+                if !assignments.isEmpty { SystemdNotifier.notify(assignments.joined(separator: "\n")) }
+            }
+        }
+        logger.debug("supervised by systemd; watchdog \(watchdog.map { "\($0)" } ?? "off")")
+    }
+
+    /// The one-line summary shown by `systemctl --user status`.
+    var statusLine: String {
+        "\(registry.apps.count) apps registered, \(machine.running.count) running, \(opensServed) opens served"
+    }
+
     /// Stops serving: callers still waiting hear `unavailable`, apps' connections close (the
     /// app runtime exits when it loses the daemon), and apps still alive after the grace
     /// period are killed. Nothing the daemon started outlives it.
     public func shutdown() async {
+        SystemdNotifier.notify("STOPPING=1\nSTATUS=stopping")
         let promise = loop.makePromise(of: Void.self)
         loop.execute {
+            self.supervision?.cancel()
             self.shuttingDown = true
             self.serverChannel?.close(promise: nil)
             for token in self.machine.waitingRequests {
@@ -188,6 +237,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             open(url, annotation: annotation, id: envelope.id, from: connection)
         case .canOpen(let url):
             canOpen(url, id: envelope.id, from: connection)
+        case .query("debug-stall"):
+            debugStall(id: envelope.id, connection)
         case .query(let topic):
             send(Envelope(id: envelope.id, answer(topic)), to: connection)
         case .phaseResult(let accepted, let method):
@@ -395,6 +446,19 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         guard !unflushed.isEmpty else { return }
         for channel in unflushed.values { channel.flush() }
         unflushed.removeAll(keepingCapacity: true)
+    }
+
+    /// Blocks the event loop for good, so that tests can show the watchdog restarting a
+    /// stalled daemon. Only with `LAUNCHSERVICES_DEBUG_STALL=1` in the daemon's environment.
+    private func debugStall(id: UInt32, _ connection: ClientConnection) {
+        guard configuration.allowDebugStall else {
+            send(Envelope(id: id, .failure(OpenError(.notPermitted, "debug-stall is disabled; start launchservicesd with LAUNCHSERVICES_DEBUG_STALL=1 to allow it"))), to: connection)
+            return
+        }
+        logger.warning("debug-stall requested: the event loop stops now")
+        send(Envelope(id: id, .queryResult(json: "{\"stalling\": true}")), to: connection)
+        flushPending()
+        loop.execute { while true { sleep(3600) } }
     }
 
     // MARK: Inspection

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LaunchServicesProtocol
+import LaunchServicesSystemd
 import LaunchServicesDaemon
 import Logging
 import NIOPosix
@@ -48,15 +49,25 @@ struct LaunchServicesDaemonCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: stateFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
 
         let level = logLevel
+        // Under systemd with journald: structured journal entries; otherwise readable stderr.
+        let toJournal = JournalLogHandler.stderrIsJournal
         LoggingSystem.bootstrap { label in
+            if toJournal {
+                var handler = JournalLogHandler(label: label, identifier: "launchservicesd")
+                handler.logLevel = level
+                return handler
+            }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "launchservicesd")
+        // Socket activation: adopt the socket systemd listens on instead of binding one.
+        let activated = SocketActivation.listeningUnixSocket()
+        let socketPath = activated.flatMap(SocketActivation.boundPath(of:)) ?? socket ?? SocketPath.resolve()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let daemon = LaunchServicesDaemon(
-            configuration: configuration, socketPath: socket ?? SocketPath.resolve(), loop: group.next(), logger: logger)
+            configuration: configuration, socketPath: socketPath, activatedSocket: activated, loop: group.next(), logger: logger)
         let serviceGroup = ServiceGroup(configuration: .init(
             services: [.init(service: DaemonService(daemon: daemon))],
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -8,7 +8,7 @@ struct LSCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lsctl",
         abstract: "Inspect and administer launchservicesd.",
-        subcommands: [Status.self, Apps.self, Running.self])
+        subcommands: [Status.self, Apps.self, Running.self, DebugStall.self])
 }
 
 /// Options every verb shares.
@@ -92,6 +92,18 @@ struct Running: ParsableCommand {
              "\(app["pendingOpens"] ?? 0)"]
         }
         Table.print(header: [" BUNDLE ID", "STATE", "PID", "PHASE", "PENDING"], rows: rows)
+    }
+}
+
+/// Blocks the daemon's event loop (only when it runs with LAUNCHSERVICES_DEBUG_STALL=1), so
+/// a test can show systemd's watchdog restarting a stalled daemon.
+struct DebugStall: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "debug-stall", abstract: "Stall the daemon's event loop (watchdog tests).", shouldDisplay: false)
+    @OptionGroup var options: CommonOptions
+
+    func run() throws {
+        _ = try options.query("debug-stall")
+        print("launchservicesd's event loop is now stalled")
     }
 }
 

@@ -1,0 +1,11 @@
+#ifndef LAUNCHSERVICES_CSYSTEMD_H
+#define LAUNCHSERVICES_CSYSTEMD_H
+/* libsystemd, as the daemon uses it: readiness/status/watchdog notifications, socket
+ * activation, and structured journal entries. */
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
+#include <sys/uio.h>
+
+/* SD_LISTEN_FDS_START is a macro; give Swift a constant. */
+static const int ls_sd_listen_fds_start = SD_LISTEN_FDS_START;
+#endif
