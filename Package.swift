@@ -97,7 +97,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["LaunchServicesClient", "LaunchServicesCore", "LaunchServicesProtocol"]
+            dependencies: ["LaunchServicesClient", "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim"]
         ),
     ],
     swiftLanguageModes: [.v6]

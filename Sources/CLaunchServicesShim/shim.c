@@ -72,3 +72,16 @@ int ls_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[
     posix_spawnattr_destroy(&attr);
     return rc;
 }
+
+int ls_spawn_stdio(pid_t *pid, const char *path, char *const argv[], char *const envp[], int in_fd, int out_fd, int err_fd) {
+    posix_spawn_file_actions_t actions;
+    int rc = posix_spawn_file_actions_init(&actions);
+    if (rc != 0) return rc;
+    rc = posix_spawn_file_actions_adddup2(&actions, in_fd, 0);
+    if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+    if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (rc == 0) rc = posix_spawnp(pid, path, &actions, NULL, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    return rc;
+}

@@ -120,7 +120,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     public func startSupervision() {
         guard SystemdNotifier.isSupervised else { return }
         let watchdog = SystemdNotifier.watchdogInterval
-        let interval = watchdog.map { $0 / 2 } ?? .seconds(2)
+        // Half the watchdog interval, and at least once a second so STATUS stays current.
+        let interval = min(watchdog.map { $0 / 2 } ?? .seconds(1), .seconds(1))
         loop.execute {
             self.lastStatus = self.statusLine
             SystemdNotifier.notify("READY=1\nSTATUS=\(self.lastStatus)")

@@ -26,6 +26,10 @@ int ls_pidfd_reap(int pidfd, int *code, int *signaled);
 /// Returns 0 and the pid, or an errno value.
 int ls_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd);
 
+/// posix_spawn of `path` with `in_fd`, `out_fd` and `err_fd` as its stdin, stdout and stderr
+/// and every other descriptor closed (closefrom 3). Returns 0 and the pid, or an errno value.
+int ls_spawn_stdio(pid_t *pid, const char *path, char *const argv[], char *const envp[], int in_fd, int out_fd, int err_fd);
+
 /// Sends `sig` to the process behind a pidfd (no pid-reuse race). 0 or -1 with errno.
 int ls_pidfd_send_signal(int pidfd, int sig);
 

@@ -58,7 +58,7 @@ final class DaemonHarness: @unchecked Sendable {
     let appsFolder: String
     let eventLog: String
     let daemonLog: String
-    private var daemon: Process?
+    private var daemon: ChildProcess?
 
     /// Where `swift build` put the executables: `$LS_BIN_DIR`, else beside the test bundle.
     static let binDirectory: String = {
@@ -93,19 +93,10 @@ final class DaemonHarness: @unchecked Sendable {
             arguments += ["--config", root + "/config.json"]
         }
         arguments += extraArguments
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary("launchservicesd"))
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = root + "/config-home"
         environment["LAUNCHSERVICES_SOCKET"] = socket
-        process.environment = environment
-        _ = fm.createFile(atPath: daemonLog, contents: nil)
-        let log = FileHandle(forWritingAtPath: daemonLog)
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        daemon = process
+        daemon = try ChildProcess(Self.binary("launchservicesd"), arguments, environment: environment, stdout: daemonLog, stderr: daemonLog)
         try waitUntilServing()
     }
 
@@ -137,7 +128,7 @@ final class DaemonHarness: @unchecked Sendable {
         throw HarnessError("launchservicesd did not serve \(socket) within 15 s: \(daemonOutput)")
     }
 
-    var daemonPID: Int32 { daemon?.processIdentifier ?? 0 }
+    var daemonPID: Int32 { daemon?.pid ?? 0 }
     var daemonOutput: String { (try? String(contentsOfFile: daemonLog, encoding: .utf8)) ?? "" }
 
     /// Lines the test apps recorded, each `PID EVENT…`.
@@ -166,35 +157,9 @@ final class DaemonHarness: @unchecked Sendable {
     /// Runs a built tool (lsopen, lsctl) against this daemon, bounded by `timeout` seconds.
     @discardableResult
     func run(_ tool: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ToolRun {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary(tool))
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["LAUNCHSERVICES_SOCKET"] = socket
-        process.environment = environment
-        let id = UUID().uuidString
-        let out = root + "/\(id).out", err = root + "/\(id).err"
-        _ = FileManager.default.createFile(atPath: out, contents: nil)
-        _ = FileManager.default.createFile(atPath: err, contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: out)
-        process.standardError = FileHandle(forWritingAtPath: err)
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw HarnessError("\(tool) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
-        }
-        process.waitUntilExit()
-        defer {
-            try? FileManager.default.removeItem(atPath: out)
-            try? FileManager.default.removeItem(atPath: err)
-        }
-        return ToolRun(
-            status: process.terminationStatus,
-            stdout: (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+        return try ChildProcess.run(Self.binary(tool), arguments, environment: environment, scratch: root, timeout: timeout)
     }
 
     func lsopen(_ arguments: String..., timeout: TimeInterval = 60) throws -> ToolRun {
@@ -223,13 +188,7 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// Stops the daemon with SIGTERM (SIGKILL after 10 s), then removes every file.
     func stop() {
-        if let daemon, daemon.isRunning {
-            kill(daemon.processIdentifier, SIGTERM)
-            let deadline = Date().addingTimeInterval(10)
-            while daemon.isRunning && Date() < deadline { usleep(10_000) }
-            if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }
-            daemon.waitUntilExit()
-        }
+        daemon?.stop()
         // Apps exit when their daemon connection closes; make certain none outlives the test.
         for pid in appPIDs where isAlive(pid) {
             let deadline = Date().addingTimeInterval(3)

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+
+/// A real `systemd --user` manager, the real installer, socket activation, STATUS, restart
+/// after SIGKILL and the watchdog. The manager runs with a private HOME and runtime folder,
+/// is stopped by its PID, and `/run/systemd/system` is removed only if this test made it.
+@Suite("systemd user service", .serialized)
+struct SystemdUserServiceTests {
+    @Test("install, socket activation, status, SIGKILL restart, watchdog restart, uninstall")
+    func userService() throws {
+        let m = try UserManager()
+        defer { m.stop() }
+
+        let install = try m.run(m.repo + "/scripts/install-user-service", ["--bin-dir", DaemonHarness.binDirectory])
+        #expect(install.status == 0, "installer: \(install.stdout) \(install.stderr)")
+        let units = m.home + "/.config/systemd/user"
+        #expect(FileManager.default.fileExists(atPath: units + "/launchservicesd.service"))
+
+        // The units as shipped verify clean once the binary they name is installed.
+        let verify = try m.run("/usr/bin/systemd-analyze", ["--user", "verify", m.repo + "/systemd/launchservicesd.service", m.repo + "/systemd/launchservicesd.socket"])
+        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+
+        // Socket activation: listening, but no daemon until the first lsopen.
+        #expect(try m.systemctl("is-active", "launchservicesd.socket").stdout.trimmed == "active")
+        #expect(try m.systemctl("is-active", "launchservicesd.service").stdout.trimmed != "active")
+        let first = try m.run(m.home + "/.local/bin/lsopen", ["--json", "todolist://www.acme.com?Quarterly%20Report#200806231300"])
+        #expect(first.status == 0, "\(first.stdout) \(first.stderr)")
+        #expect(try m.systemctl("is-active", "launchservicesd.service").stdout.trimmed == "active")
+
+        // STATUS= text in systemctl status.
+        try m.eventually("STATUS shows live figures") {
+            try m.systemctl("status", "--no-pager", "launchservicesd").stdout.contains("Status: \"2 apps registered, 1 running, 1 opens served\"")
+        }
+
+        // SIGKILL: systemd restarts it, the next open works, no registration is lost.
+        let killed = try m.mainPID()
+        kill(killed, SIGKILL)
+        try m.eventually("systemd restarts the daemon") { let pid = try m.mainPID(); return pid != 0 && pid != killed }
+        let afterKill = try m.run(m.home + "/.local/bin/lsopen", ["xyz:after-kill"])
+        #expect(afterKill.status == 0, "\(afterKill.stderr)")
+        let apps = try m.run(m.home + "/.local/bin/lsctl", ["apps", "--json"])
+        #expect(apps.stdout.contains("com.acme.todolist") && apps.stdout.contains("com.sadun.xyz"))
+
+        // Watchdog: a daemon whose loop stalls stops pinging and is restarted.
+        let dropIn = units + "/launchservicesd.service.d"
+        try FileManager.default.createDirectory(atPath: dropIn, withIntermediateDirectories: true)
+        try "[Service]\nEnvironment=LAUNCHSERVICES_DEBUG_STALL=1\nWatchdogSec=2s\n".write(toFile: dropIn + "/watchdog-test.conf", atomically: true, encoding: .utf8)
+        #expect(try m.systemctl("daemon-reload").status == 0)
+        #expect(try m.systemctl("restart", "launchservicesd.service").status == 0)
+        let stalled = try m.mainPID()
+        let stall = try m.run(m.home + "/.local/bin/lsctl", ["debug-stall"])
+        #expect(stall.status == 0, "\(stall.stderr)")
+        try m.eventually("the watchdog restarts the stalled daemon", within: 30) {
+            let pid = try m.mainPID()
+            return pid != 0 && pid != stalled && !isAlive(stalled)
+        }
+        #expect(try m.run(m.home + "/.local/bin/lsopen", ["xyz:after-watchdog"]).status == 0)
+
+        // Uninstall reverses the install.
+        let uninstall = try m.run(m.repo + "/scripts/install-user-service", ["--uninstall", "--purge"])
+        #expect(uninstall.status == 0, "\(uninstall.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: units + "/launchservicesd.service"))
+        #expect(!FileManager.default.fileExists(atPath: m.home + "/.local/bin/lsopen"))
+        #expect(try m.systemctl("is-active", "launchservicesd.socket").stdout.trimmed != "active")
+    }
+}
+
+/// A private `systemd --user` manager (ENGINEERING.md: how it runs where PID 1 is not systemd).
+final class UserManager {
+    let home: String
+    let runtime: String
+    let repo: String
+    private let process: ChildProcess
+    private let createdSystemdMarker: Bool
+
+    init() throws {
+        repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        var template = Array("/tmp/lssd.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
+        home = String(cString: made)
+        runtime = home + "/run"
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard FileManager.default.isExecutableFile(atPath: "/lib/systemd/systemd") else {
+            throw HarnessError("/lib/systemd/systemd is missing: install systemd (apt-get install -y systemd)")
+        }
+        if FileManager.default.fileExists(atPath: "/run/systemd/system") {
+            createdSystemdMarker = false
+        } else {
+            try FileManager.default.createDirectory(atPath: "/run/systemd/system", withIntermediateDirectories: true)
+            createdSystemdMarker = true
+        }
+        process = try ChildProcess("/lib/systemd/systemd", ["--user"], environment: Self.environment(home: home, runtime: runtime),
+                                   stdout: home + "/manager.log", stderr: home + "/manager.log")
+        try eventually("the user manager is running") {
+            let state = try systemctl("is-system-running").stdout.trimmed
+            return state == "running" || state == "degraded"
+        }
+    }
+
+    static func environment(home: String, runtime: String) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for key in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "LAUNCHSERVICES_SOCKET", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID"] {
+            environment[key] = nil
+        }
+        environment["HOME"] = home
+        environment["XDG_RUNTIME_DIR"] = runtime
+        return environment
+    }
+
+    func run(_ executable: String, _ arguments: [String], timeout: TimeInterval = 300) throws -> ToolRun {
+        try ChildProcess.run(executable, arguments, environment: Self.environment(home: home, runtime: runtime), scratch: home, timeout: timeout)
+    }
+
+    func systemctl(_ arguments: String...) throws -> ToolRun {
+        try run("/usr/bin/systemctl", ["--user"] + arguments, timeout: 30)
+    }
+
+    func mainPID() throws -> Int32 {
+        Int32(try systemctl("show", "-p", "MainPID", "--value", "launchservicesd.service").stdout.trimmed) ?? 0
+    }
+
+    func eventually(_ what: String, within seconds: TimeInterval = 15, _ condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return }
+            usleep(50_000)
+        }
+        throw HarnessError("timed out after \(seconds) s waiting for: \(what)")
+    }
+
+    /// Stops the manager by its PID (it stops its units first), then removes everything.
+    func stop() {
+        process.stop(grace: 15)
+        if createdSystemdMarker { try? FileManager.default.removeItem(atPath: "/run/systemd/system") }
+        try? FileManager.default.removeItem(atPath: home)
+    }
+}
+
+extension String {
+    var trimmed: String { trimmingCharacters(in: .whitespacesAndNewlines) }
+}
