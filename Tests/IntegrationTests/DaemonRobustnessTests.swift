@@ -1,0 +1,122 @@
+import Foundation
+import LaunchServicesClient
+import LaunchServicesProtocol
+import Testing
+
+/// The daemon in the foreground: logs, clean stop, bad bundles, and bad peers.
+@Suite("Daemon robustness")
+struct DaemonRobustnessTests {
+    @Test("outside systemd: logs go to stderr, nothing about systemd, SIGTERM stops cleanly with its apps")
+    func foregroundLoggingAndStop() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        #expect(try h.lsopen("alpha:1").status == 0)
+        let app = try #require(h.appPIDs.first)
+        kill(h.daemonPID, SIGTERM)
+        try h.eventually("the daemon exits") { !isAlive(h.daemonPID) }
+        try h.eventually("its app exits with it") { !isAlive(app) }
+        let log = h.daemonOutput
+        #expect(log.contains("serving \(h.socket)"))
+        #expect(log.contains("stopped"))
+        #expect(!log.lowercased().contains("systemd"), "\(log)")
+        #expect(!log.contains("sd_"))
+    }
+
+    @Test("bad bundles are refused with the key named; the good ones still load")
+    func badBundles() throws {
+        var malformed = TestApp.test("malformed")
+        malformed.rawPlist = "<plist><dict><key>CFBundleIdentifier</key><string>x"
+        var badScheme = TestApp.test("badscheme", schemes: ["1nope"])
+        badScheme.id = "test.badscheme"
+        var noID = TestApp.test("noid")
+        noID.rawPlist = """
+        <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>CFBundleExecutable</key><string>lstestapp</string></dict></plist>
+        """
+        var duplicate = TestApp.test("alpha2", schemes: ["alpha2"])
+        duplicate.id = "test.alpha"
+        let h = try DaemonHarness(apps: [.test("alpha"), malformed, badScheme, noID, duplicate])
+        defer { h.stop() }
+        let status = try h.run("lsctl", ["status", "--json"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        #expect(json["appsRegistered"] as? Int == 1)
+        let refused = (json["refusedBundles"] as? [String]) ?? []
+        #expect(refused.count == 4, "\(refused)")
+        #expect(refused.contains { $0.contains("malformed.app") && $0.contains("not a valid property list") })
+        #expect(refused.contains { $0.contains("badscheme.app") && $0.contains("CFBundleURLTypes[0].CFBundleURLSchemes") && $0.contains("'1nope'") })
+        #expect(refused.contains { $0.contains("noid.app") && $0.contains("CFBundleIdentifier") })
+        #expect(refused.contains { $0.contains("alpha2.app") && $0.contains("already registered") })
+        #expect(try h.lsopen("alpha:ok").status == 0)
+        #expect(try h.lsopen("--json", "badscheme:x").errorCode == "noHandler", "a refused bundle registers nothing")
+    }
+
+    @Test("malformed and oversized frames get a protocolError and the daemon keeps serving")
+    func badFrames() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        let cases: [[UInt8]] = [
+            [0, 0, 0, 0],                                // empty frame
+            [0xFF, 0xFF, 0xFF, 0xFF],                    // 4 GiB declared
+            [0, 0, 0, 6, 0x7E, 0, 0, 0, 1, 0],           // unknown kind
+            [0, 0, 0, 10, 0x01, 0, 0, 0, 0, 1, 0, 0, 0, 99], // field longer than the frame
+            Frame.encode(Envelope(id: 1, .open(url: "alpha:x", annotation: nil))), // open before hello
+            Frame.encode(Envelope(id: 0, .hello(version: 99, role: .client, program: "t"))), // wrong version
+        ]
+        for bytes in cases {
+            let connection = try FrameConnection.connect(path: h.socket)
+            defer { connection.close() }
+            try connection.send(bytes)
+            let reply = try connection.receive(waitingFor: "the daemon's refusal", deadline: .now + .seconds(10))
+            guard case .failure(let error) = reply.message else {
+                Issue.record("expected a failure for \(bytes.prefix(12)), got \(reply.message.kindName)")
+                continue
+            }
+            #expect(error.code == .protocolError, "\(error)")
+            #expect(!error.message.isEmpty)
+            // The daemon closes that connection …
+            #expect(throws: ClientError.self) { _ = try connection.receive(waitingFor: "close", deadline: .now + .seconds(10)) }
+        }
+        // … and keeps serving everyone else.
+        #expect(try h.lsopen("alpha:still-here").status == 0)
+    }
+
+    @Test("a client that disconnects mid-request does not disturb the daemon or the app")
+    func disconnectMidRequest() throws {
+        let h = try DaemonHarness(apps: [.test("slow", "--did-finish=hang")], config: """
+            {"deadlines": {"didFinishLaunching": 1}}
+            """)
+        defer { h.stop() }
+        let client = try LaunchServicesClient(socketPath: h.socket, program: "test")
+        let id: UInt32 = 7
+        try client.connection.send(Frame.encode(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .client, program: "t")))
+                                   + Frame.encode(Envelope(id: id, .open(url: "slow:x", annotation: nil))))
+        try h.eventually("the app is launching") { !h.appPIDs.isEmpty }
+        client.close()
+        let pid = try #require(h.appPIDs.first)
+        try h.eventually("the hung app is still terminated at its deadline") { !isAlive(pid) }
+        let status = try h.run("lsctl", ["status", "--json"])
+        #expect(status.status == 0)
+        #expect(status.stdout.contains("\"appsRunning\" : 0"))
+    }
+
+    @Test("a second daemon on a served socket refuses to start, and the first keeps serving")
+    func secondDaemonRefused() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        let second = try h.run("launchservicesd", ["--socket", h.socket, "--apps", h.appsFolder, "--state", h.root + "/state2"], timeout: 20)
+        #expect(second.status != 0)
+        #expect(second.stderr.contains("already serves"))
+        #expect(try h.lsopen("alpha:1").status == 0)
+    }
+
+    @Test("a configuration file with an unknown key stops the daemon with the key named")
+    func badConfiguration() throws {
+        let root = NSTemporaryDirectory() + "lscfg-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try #"{"deadlines": {"didFinishLaunchin": 3}}"#.write(toFile: root + "/c.json", atomically: true, encoding: .utf8)
+        let r = try ChildProcess.run(DaemonHarness.binary("launchservicesd"), ["--socket", root + "/s", "--config", root + "/c.json", "--state", root + "/state"],
+                                     environment: ProcessInfo.processInfo.environment, scratch: root, timeout: 20)
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("deadlines.didFinishLaunchin"), "\(r.stderr)")
+    }
+}
