@@ -36,6 +36,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private var processes: [String: AppProcess] = [:]
     private var appByPID: [Int32: String] = [:]
     private var waiting: [UInt64: (connection: ClientConnection, id: UInt32)] = [:]
+    /// The scheme of each open in flight, for the outcome's log entry (`URL_SCHEME`).
+    private var schemes: [UInt64: URLScheme] = [:]
     private var deadlineTasks: [String: Scheduled<Void>] = [:]
     private var unflushed: [ObjectIdentifier: Channel] = [:]
     private var deniedQueries: Set<String> = []
@@ -308,6 +310,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         let token = nextRequestToken
         nextRequestToken += 1
         waiting[token] = (connection, id)
+        schemes[token] = url.scheme
         connection.waiting.insert(token)
         let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation)
         perform(machine.open(request, app: app.id, now: now))
@@ -420,6 +423,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private func reply(token: UInt64, _ outcome: OpenOutcome) {
         opensServed += 1
         var metadata: Logger.Metadata = ["bundle_id": "\(outcome.app ?? "-")", "outcome": "\(outcome.error?.code.rawValue ?? "opened")"]
+        if let scheme = schemes.removeValue(forKey: token) { metadata["url_scheme"] = "\(scheme)" }
         if let phase = outcome.error?.phase { metadata["phase"] = "\(phase.rawValue)" }
         if let error = outcome.error {
             logger.notice("open failed: \(error.message)", metadata: metadata)
