@@ -2,7 +2,9 @@
 import PackageDescription
 
 /// App executables are what a cold open pays to start, so they link the Swift runtime
-/// statically (ENGINEERING.md: 2.5 ms instead of 4.9 ms) and keep Foundation out.
+/// statically (ENGINEERING.md: 2.5 ms instead of 4.9 ms) and keep Foundation out. (The CLIs
+/// cannot link this way: ArgumentParser brings Foundation, which `-static-stdlib` alone
+/// does not link.)
 let staticApp: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 
 let package = Package(
@@ -77,6 +79,14 @@ let package = Package(
             name: "lsctl",
             dependencies: [
                 "LaunchServicesClient", "LaunchServicesCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Benchmarks of the open path against same-run baselines (scripts/bench).
+        .executableTarget(
+            name: "lsbench",
+            dependencies: [
+                "LaunchServicesClient", "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

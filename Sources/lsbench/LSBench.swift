@@ -1,0 +1,216 @@
+import ArgumentParser
+import CLaunchServicesShim
+import Foundation
+import LaunchServicesClient
+import LaunchServicesCore
+import LaunchServicesProtocol
+
+/// `lsbench`: measures the open path against baselines taken in the same run, on the same
+/// machine, and prints medians, p99 and the ratios. Run through `scripts/bench`.
+@main
+struct LSBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lsbench",
+        abstract: "Benchmark warm and cold opens against same-run baselines.")
+
+    @Option(help: "Folder holding the built executables (launchservicesd, lsopen, xyz).")
+    var binDir: String
+
+    @Option(help: "Warm opens to time.")
+    var warm = 3000
+
+    @Option(help: "Cold opens to time.")
+    var cold = 60
+
+    @Option(help: "Whole lsopen processes to time.")
+    var processes = 150
+
+    @Flag(help: "Internal: echo frames on fd 3 (the round-trip baseline's far end).")
+    var echoChild = false
+
+    func run() throws {
+        if echoChild { Echo.serve() }
+        let work = try TemporaryFolder()
+        defer { work.remove() }
+        try assemble(into: work.path + "/apps")
+        let socket = work.path + "/socket"
+        let daemon = try Spawned(binDir + "/launchservicesd", ["--socket", socket, "--apps", work.path + "/apps", "--state", work.path + "/state", "--log-level", "warning"], log: work.path + "/daemon.log")
+        defer { daemon.stop() }
+        try waitForDaemon(socket)
+
+        print("lsbench: \(ProcessInfo.processInfo.activeProcessorCount) CPUs; medians and p99, ratio = median / baseline median\n")
+
+        // Warm open vs. the floor: one cross-process round trip over a Unix socket.
+        let rtt = try Echo.measure(binary: CommandLine.arguments[0], count: warm)
+        let client = try LaunchServicesClient(socketPath: socket, program: "lsbench")
+        defer { client.close() }
+        _ = try client.open("xyz:warmup")
+        var warmSamples: [UInt64] = []
+        for i in 0..<warm {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let outcome = try client.open("xyz:warm/\(i)")
+            warmSamples.append(DispatchTime.now().uptimeNanoseconds - start)
+            guard outcome.opened else { throw ValidationError("warm open failed: \(outcome.error?.message ?? "?")") }
+        }
+        Report.row("round trip, POSIX socketpair, process to process (baseline)", rtt)
+        Report.row("warm open: caller → daemon → app → daemon → caller", warmSamples, baseline: rtt)
+
+        // Cold open vs. starting the same app executable (it exits at once outside the daemon).
+        let spawnSamples = try (0..<cold).map { _ in try Spawned.timeRun(work.path + "/apps/xyz.app/xyz", []) }
+        var coldSamples: [UInt64] = []
+        try terminateApp(client: client)
+        for i in 0..<cold {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let outcome = try client.open("xyz:cold/\(i)")
+            coldSamples.append(DispatchTime.now().uptimeNanoseconds - start)
+            guard outcome.opened, outcome.launched else { throw ValidationError("cold open did not launch: \(outcome.error?.message ?? "warm")") }
+            try terminateApp(client: client)
+        }
+        Report.row("start and exit of the app executable (baseline)", spawnSamples)
+        Report.row("cold open: spawn, check-in, 2 launch methods, open", coldSamples, baseline: spawnSamples)
+
+        // The whole `lsopen` command vs. starting `lsopen --help`.
+        var environment = ProcessInfo.processInfo.environment
+        environment["LAUNCHSERVICES_SOCKET"] = socket
+        let helpSamples = try (0..<processes).map { _ in try Spawned.timeRun(binDir + "/lsopen", ["--help"], environment: environment) }
+        let lsopenSamples = try (0..<processes).map { i in try Spawned.timeRun(binDir + "/lsopen", ["xyz:process/\(i)"], environment: environment) }
+        Report.row("lsopen --help, whole process (baseline)", helpSamples)
+        Report.row("lsopen URL, whole process, app warm", lsopenSamples, baseline: helpSamples)
+    }
+
+    func assemble(into folder: String) throws {
+        let bundle = folder + "/xyz.app"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        let plist = """
+        <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
+        <key>CFBundleIdentifier</key><string>bench.xyz</string><key>CFBundleExecutable</key><string>xyz</string>
+        <key>CFBundleURLTypes</key><array><dict><key>CFBundleURLSchemes</key><array><string>xyz</string></array></dict></array>
+        </dict></plist>
+        """
+        try plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(atPath: binDir + "/xyz", toPath: bundle + "/xyz")
+    }
+
+    func waitForDaemon(_ socket: String) throws {
+        for _ in 0..<200 {
+            if let c = try? LaunchServicesClient(socketPath: socket, program: "lsbench"), (try? c.query("status")) != nil { return }
+            usleep(20_000)
+        }
+        throw ValidationError("launchservicesd did not start")
+    }
+
+    /// Kills the running app (found through `running`) and waits until the daemon has seen it go.
+    func terminateApp(client: LaunchServicesClient) throws {
+        let json = try client.query("running")
+        guard let list = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]],
+              let pid = list.first?["pid"] as? Int else { return }
+        kill(Int32(pid), SIGKILL)
+        for _ in 0..<500 {
+            if (try client.query("running")).contains("\"pid\" : \(pid)") == false { return }
+            usleep(1_000)
+        }
+        throw ValidationError("the daemon did not notice the app's exit")
+    }
+}
+
+/// Medians, p99 and ratios, one row each.
+enum Report {
+    static func row(_ name: String, _ samples: [UInt64], baseline: [UInt64]? = nil) {
+        let sorted = samples.sorted()
+        let median = sorted[sorted.count / 2]
+        let p99 = sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
+        var line = "\(name.padding(toLength: 62, withPad: " ", startingAt: 0)) n=\(String(samples.count).padding(toLength: 5, withPad: " ", startingAt: 0)) median \(format(median))  p99 \(format(p99))"
+        if let baseline {
+            let b = baseline.sorted()[baseline.count / 2]
+            line += "  ratio \(String(format: "%.2f", Double(median) / Double(b)))x"
+        }
+        print(line)
+    }
+
+    static func format(_ ns: UInt64) -> String {
+        (ns < 1_000_000 ? String(format: "%7.1f µs", Double(ns) / 1e3) : String(format: "%7.2f ms", Double(ns) / 1e6))
+    }
+}
+
+/// A child process started with posix_spawn and reaped with waitpid.
+struct Spawned {
+    let pid: pid_t
+
+    init(_ path: String, _ arguments: [String], log: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        let output = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        defer { close(input); close(output) }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = ls_spawn_stdio(&pid, path, argv, envp, input, output, output)
+        guard rc == 0 else { throw ValidationError("cannot start \(path): \(String(cString: strerror(rc)))") }
+        self.pid = pid
+    }
+
+    func stop() {
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+    }
+
+    /// Time from spawn to reaped exit.
+    static func timeRun(_ path: String, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) throws -> UInt64 {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let child = try Spawned(path, arguments, log: "/dev/null", environment: environment)
+        var status: Int32 = 0
+        waitpid(child.pid, &status, 0)
+        return DispatchTime.now().uptimeNanoseconds - start
+    }
+}
+
+/// The round-trip baseline: a child echoing 16-byte messages on a socketpair.
+enum Echo {
+    static func measure(binary: String, count: Int) throws -> [UInt64] {
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { throw ValidationError("socketpair failed") }
+        var pid: pid_t = 0
+        let argv = [strdup(binary), strdup("--bin-dir"), strdup("."), strdup("--echo-child"), nil]
+        defer { argv.forEach { free($0) } }
+        let rc = ls_spawn(&pid, binary, argv, environ, fds[1])
+        close(fds[1])
+        guard rc == 0 else { throw ValidationError("cannot start the echo child") }
+        defer {
+            close(fds[0])
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        var buffer = [UInt8](repeating: 7, count: 16)
+        var samples: [UInt64] = []
+        samples.reserveCapacity(count)
+        for _ in 0..<(count + 100) {
+            let start = DispatchTime.now().uptimeNanoseconds
+            _ = write(fds[0], buffer, 16)
+            var got = 0
+            while got < 16 { let n = read(fds[0], &buffer[got], 16 - got); if n <= 0 { break }; got += n }
+            samples.append(DispatchTime.now().uptimeNanoseconds - start)
+        }
+        return Array(samples.dropFirst(100))
+    }
+
+    static func serve() -> Never {
+        var buffer = [UInt8](repeating: 0, count: 16)
+        while true {
+            let n = read(3, &buffer, 16)
+            if n <= 0 { exit(0) }
+            _ = write(3, buffer, n)
+        }
+    }
+}
+
+/// A temporary folder, removed by `remove()`.
+struct TemporaryFolder {
+    let path: String
+    init() throws {
+        var template = Array("/tmp/lsbench.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw ValidationError("mkdtemp failed") }
+        path = String(cString: made)
+    }
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
