@@ -120,12 +120,7 @@ final class UserManager {
     }
 
     func eventually(_ what: String, within seconds: TimeInterval = 15, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return }
-            usleep(50_000)
-        }
-        throw HarnessError("timed out after \(seconds) s waiting for: \(what)")
+        try waitUntil(what, within: seconds, condition)
     }
 
     /// Stops the manager by its PID (it stops its units first), then removes everything.

@@ -178,12 +178,7 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// Waits (bounded) until `condition` holds.
     func eventually(_ what: String, within seconds: TimeInterval = 10, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return }
-            usleep(20_000)
-        }
-        throw HarnessError("timed out after \(seconds) s waiting for: \(what)")
+        try waitUntil(what, within: seconds, condition)
     }
 
     /// Stops the daemon with SIGTERM (SIGKILL after 10 s), then removes every file.
@@ -200,6 +195,16 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     deinit { stop() }
+}
+
+/// Polls `condition` until it holds, or fails naming `what` after `seconds`.
+func waitUntil(_ what: String, within seconds: TimeInterval, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return }
+        usleep(20_000)
+    }
+    throw HarnessError("timed out after \(seconds) s waiting for: \(what)")
 }
 
 /// Whether a process exists (and is not a zombie awaiting its parent).
