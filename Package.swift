@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(
             name: "LaunchServicesDaemonTests",
             dependencies: [
-                "LaunchServicesDaemon", "LaunchServicesCore", "LaunchServicesProtocol",
+                "LaunchServicesDaemon", "LaunchServicesCore", "LaunchServicesProtocol", "LaunchServicesSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
