@@ -135,7 +135,7 @@ public final class Application {
             openCompletions.removeValue(forKey: envelope.id)?(.failure(error))
         case .welcome, .canOpenResult, .queryResult:
             break
-        case .hello, .open, .canOpen, .query, .phaseResult:
+        case .hello, .open, .canOpen, .query, .command, .phaseResult:
             throw .protocolViolation("the daemon sent an app-to-daemon message (\(envelope.message.kindName))")
         }
     }

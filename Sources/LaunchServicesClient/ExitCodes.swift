@@ -15,7 +15,7 @@ public enum ExitCodes {
         switch error {
         case .invalidURL: return invalidURL
         case .noHandler: return noHandler
-        case .vetoed, .notHandled, .notPermitted: return refused
+        case .vetoed, .notHandled, .notPermitted, .invalidRequest: return refused
         case .launchFailed, .crashed, .timeout: return appFailed
         case .unavailable, .daemonUnreachable, .protocolError: return unavailable
         }

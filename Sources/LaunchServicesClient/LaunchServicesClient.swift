@@ -50,6 +50,16 @@ public final class LaunchServicesClient {
         }
     }
 
+    /// An administrative command: returns the daemon's JSON answer.
+    public func command(_ verb: String, _ arguments: [String], timeout: Duration = .seconds(30)) throws(ClientError) -> String {
+        let reply = try request(.command(verb: verb, arguments: arguments), waitingFor: verb, timeout: timeout)
+        switch reply {
+        case .queryResult(let json): return json
+        case .failure(let error): throw .refused(error)
+        default: throw .protocolViolation("expected queryResult, got \(reply.kindName)")
+        }
+    }
+
     /// Sends one request and waits for the reply with its id.
     public func request(_ message: Message, waitingFor what: String, timeout: Duration) throws(ClientError) -> Message {
         let id = nextID

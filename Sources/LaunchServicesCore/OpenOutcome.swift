@@ -15,6 +15,9 @@ public enum OpenErrorCode: String, Sendable, CaseIterable, Codable {
     case daemonUnreachable
     /// Either side broke the wire protocol (bad frame, wrong version).
     case protocolError
+    /// A command named something that does not exist or is malformed (a bundle that does
+    /// not validate, an unknown bundle id, a scheme nobody claims).
+    case invalidRequest
 }
 
 /// A named failure: the code, the phase when one applies, and a message for a person.

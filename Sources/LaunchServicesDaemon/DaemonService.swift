@@ -12,7 +12,7 @@ public struct DaemonService: Service {
     }
 
     public func run() async throws {
-        await daemon.loadRegistry()
+        try await daemon.loadRegistry()
         try await daemon.bind()
         daemon.startSupervision()
         try? await gracefulShutdown()

@@ -20,6 +20,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     public let configuration: DaemonConfiguration
     public let socketPath: String
+    /// Where the registry database lives; `nil` keeps nothing on disk.
+    public let stateFolder: String?
     /// A listening socket handed over by socket activation, adopted instead of binding.
     let activatedSocket: Int32?
     let loop: EventLoop
@@ -28,7 +30,9 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private let exitQueue = DispatchQueue(label: "launchservicesd.exits")
     private let started = NIODeadline.now()
 
-    private var registry = Registry()
+    var registry = Registry()
+    var store: RegistryStore?
+    var sources: [String: RegistryStore.Source] = [:]
     private var loadErrors: [BundleError] = []
     private var machine: LaunchStateMachine
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
@@ -49,9 +53,10 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private var supervision: RepeatedTask?
     private var lastStatus = ""
 
-    public init(configuration: DaemonConfiguration, socketPath: String, activatedSocket: Int32? = nil, loop: EventLoop, logger: Logger) {
+    public init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String? = nil, activatedSocket: Int32? = nil, loop: EventLoop, logger: Logger) {
         self.configuration = configuration
         self.socketPath = socketPath
+        self.stateFolder = stateFolder
         self.activatedSocket = activatedSocket
         self.loop = loop
         self.logger = logger
@@ -63,17 +68,51 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     // MARK: Start and stop
 
-    /// Loads the registry from the apps folders (off the loop: it reads files).
-    public func loadRegistry() async {
-        let result = BundleLoader.scan(folders: configuration.appsFolders)
+    /// Loads the registry (off the loop: it reads files): what `lsctl register` added and
+    /// the user's defaults from the database, then the apps folders. A folder bundle whose
+    /// id was registered by hand from another path is refused; folder bundles that left
+    /// their folder are withdrawn.
+    public func loadRegistry() async throws {
+        var stored: [RegistryStore.Stored] = []
+        var defaults: [URLScheme: String] = [:]
+        var store: RegistryStore?
+        if let stateFolder {
+            store = try RegistryStore(folder: stateFolder)
+            (stored, defaults) = try store!.load()
+        }
+        let manual = stored.filter { $0.source == .manual }.map(\.app)
+        let manualPaths = Dictionary(manual.map { ($0.id, $0.path) }, uniquingKeysWith: { a, _ in a })
+        let scan = BundleLoader.scan(folders: configuration.appsFolders)
+        var errors = scan.errors
+        var folderApps: [AppBundle] = []
+        for bundle in scan.bundles {
+            if let path = manualPaths[bundle.id] {
+                if path != bundle.path {
+                    errors.append(BundleError(path: bundle.path, key: "CFBundleIdentifier", problem: "'\(bundle.id)' is already registered from \(path) (lsctl register); unregister that first"))
+                }
+                continue
+            }
+            folderApps.append(bundle)
+        }
+        try store?.replaceFolderApps(folderApps)
+        let (opened, loaded, refused, fromFolders) = (store, defaults, errors, folderApps)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             loop.execute {
-                for bundle in result.bundles { self.registry.register(bundle) }
-                self.loadErrors = result.errors
-                for error in result.errors {
+                self.store = opened
+                for app in manual {
+                    self.registry.register(app)
+                    self.sources[app.id] = .manual
+                }
+                for app in fromFolders {
+                    self.registry.register(app)
+                    self.sources[app.id] = .folder
+                }
+                for (scheme, id) in loaded { self.registry.setDefault(id, for: scheme) }
+                self.loadErrors = refused
+                for error in refused {
                     self.logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(error.path)"])
                 }
-                self.logger.info("registry loaded: \(result.bundles.count) apps, \(self.registry.claimants.count) schemes, \(result.errors.count) refused")
+                self.logger.info("registry loaded: \(self.registry.apps.count) apps (\(manual.count) registered by hand), \(self.registry.claimants.count) schemes, \(loaded.count) defaults, \(refused.count) refused")
                 done.resume()
             }
         }
@@ -244,6 +283,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             debugStall(id: envelope.id, connection)
         case .query(let topic):
             send(Envelope(id: envelope.id, answer(topic)), to: connection)
+        case .command(let verb, let arguments):
+            send(Envelope(id: envelope.id, execute(verb, arguments, from: connection)), to: connection)
         case .phaseResult(let accepted, let method):
             guard let app = connection.appID else {
                 protocolViolation("phaseResult comes only from apps the daemon launched", on: connection)
@@ -482,13 +523,19 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                 AppReport(id: $0.id, name: $0.name, path: $0.path, executable: $0.executable,
                           schemes: $0.schemes.map(\.normalized), queriesSchemes: $0.queriesSchemes.map(\.normalized).sorted())
             }))
+        case "schemes", "conflicts":
+            let rows = registry.claimants.keys.sorted().compactMap { scheme -> SchemeReport? in
+                guard let resolution = registry.resolve(scheme), topic == "schemes" || resolution.claimants.count > 1 else { return nil }
+                return SchemeReport(scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue, claimants: resolution.claimants)
+            }
+            return .queryResult(json: JSONDocument.encode(rows))
         case "running":
             return .queryResult(json: JSONDocument.encode(machine.running.map {
                 RunningReport(id: $0.app, state: $0.record.state.rawValue, pid: $0.record.pid, frontmost: machine.frontmost == $0.app,
                               pendingOpens: $0.record.pendingOpens, phase: $0.record.currentPhase?.rawValue)
             }))
         default:
-            return .failure(OpenError(.protocolError, "unknown query '\(topic)'; known: status, apps, running"))
+            return .failure(OpenError(.protocolError, "unknown query '\(topic)'; known: status, apps, schemes, conflicts, running"))
         }
     }
 }

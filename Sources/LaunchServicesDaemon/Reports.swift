@@ -25,6 +25,25 @@ struct AppReport: Encodable {
     var queriesSchemes: [String]
 }
 
+struct SchemeReport: Encodable {
+    var scheme: String
+    var app: String
+    /// `userDefault`, `onlyClaimant` or `rule` (smallest bundle id).
+    var reason: String
+    var claimants: [String]
+}
+
+struct ExplainReport: Encodable {
+    var url: String
+    var scheme: String
+    var app: String?
+    /// `userDefault`, `onlyClaimant`, `rule`, or `noHandler`.
+    var reason: String
+    var why: String
+    var claimants: [String]
+    var userDefault: String?
+}
+
 struct RunningReport: Encodable {
     var id: String
     var state: String

@@ -42,8 +42,11 @@ public enum Message: Sendable, Equatable {
     case canOpenResult(canOpen: Bool, app: String?)
     /// Peer → daemon: an inspection (`status`, `apps`, `running`).
     case query(topic: String)
-    /// Daemon → peer: the inspection's answer as a JSON document.
+    /// Daemon → peer: the inspection's or command's answer as a JSON document.
     case queryResult(json: String)
+    /// Peer → daemon: an administrative command (`register`, `unregister`, `default`,
+    /// `explain`); answered with `queryResult` or `failure`.
+    case command(verb: String, arguments: [String])
     /// Daemon → app: run `willFinishLaunching` / `didFinishLaunching`, reply `phaseResult`.
     case launchMethod(LaunchPhase, Delivery)
     /// Daemon → app: deliver the URL (`open` or `handleOpen`), reply `phaseResult`.
@@ -64,6 +67,7 @@ public enum Message: Sendable, Equatable {
         case .canOpenResult: return 0x13
         case .query: return 0x20
         case .queryResult: return 0x21
+        case .command: return 0x22
         case .launchMethod: return 0x30
         case .deliver: return 0x31
         case .notify: return 0x32
@@ -82,6 +86,7 @@ public enum Message: Sendable, Equatable {
         case .canOpenResult: return "canOpenResult"
         case .query: return "query"
         case .queryResult: return "queryResult"
+        case .command: return "command"
         case .launchMethod: return "launchMethod"
         case .deliver: return "deliver"
         case .notify: return "notify"

@@ -45,6 +45,9 @@ extension Envelope {
             w.field(1, string: topic)
         case .queryResult(let json):
             w.field(1, string: json)
+        case .command(let verb, let arguments):
+            w.field(1, string: verb)
+            for argument in arguments { w.field(2, string: argument) }
         case .launchMethod(let phase, let delivery):
             w.field(1, string: phase.rawValue)
             w.delivery(delivery)
@@ -109,6 +112,8 @@ extension Envelope {
             message = .query(topic: try f.string(1, "query", "topic"))
         case 0x21:
             message = .queryResult(json: try f.string(1, "queryResult", "json"))
+        case 0x22:
+            message = .command(verb: try f.string(1, "command", "verb"), arguments: f.all(2).map(\.string))
         case 0x30:
             message = .launchMethod(try f.enumValue(1, "launchMethod", "phase"), try f.delivery("launchMethod"))
         case 0x31:

@@ -67,7 +67,7 @@ struct LaunchServicesDaemonCommand: AsyncParsableCommand {
         let socketPath = activated.flatMap(SocketActivation.boundPath(of:)) ?? socket ?? SocketPath.resolve()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let daemon = LaunchServicesDaemon(
-            configuration: configuration, socketPath: socketPath, activatedSocket: activated, loop: group.next(), logger: logger)
+            configuration: configuration, socketPath: socketPath, stateFolder: stateFolder, activatedSocket: activated, loop: group.next(), logger: logger)
         let serviceGroup = ServiceGroup(configuration: .init(
             services: [.init(service: DaemonService(daemon: daemon))],
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -8,7 +8,7 @@ struct LSCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lsctl",
         abstract: "Inspect and administer launchservicesd.",
-        subcommands: [Status.self, Apps.self, Running.self, DebugStall.self])
+        subcommands: [Status.self, Apps.self, Schemes.self, Running.self, Register.self, Unregister.self, Default.self, Conflicts.self, Explain.self, DebugStall.self])
 }
 
 /// Options every verb shares.
@@ -34,6 +34,119 @@ struct CommonOptions: ParsableArguments {
             StandardStreams.error("lsctl: \(error.description)\n")
             throw ExitCode(ExitCodes.unavailable)
         }
+    }
+}
+
+extension CommonOptions {
+    /// Runs a command; prints the daemon's JSON with --json, else hands the document back.
+    /// A refusal prints the daemon's message and exits 1; an unreachable daemon exits 69.
+    func command(_ verb: String, _ arguments: [String]) throws -> Any {
+        do {
+            let client = try LaunchServicesClient(socketPath: socket, program: "lsctl")
+            defer { client.close() }
+            let text = try client.command(verb, arguments)
+            if json {
+                print(text)
+                throw ExitCode.success
+            }
+            return try JSONSerialization.jsonObject(with: Data(text.utf8))
+        } catch let error as ClientError {
+            StandardStreams.error("lsctl: \(error.description)\n")
+            if case .refused = error { throw ExitCode.failure }
+            throw ExitCode(ExitCodes.unavailable)
+        }
+    }
+}
+
+/// Prints an explanation document (explain, default) for a person.
+func printExplanation(_ value: Any) {
+    guard let e = value as? [String: Any] else { return }
+    let app = e["app"] as? String
+    print("\(e["url"] as? String ?? "?") → \(app ?? "no app")")
+    print("  why: \(e["why"] as? String ?? "")")
+    let claimants = (e["claimants"] as? [String]) ?? []
+    if claimants.count > 1 { print("  also claimed by: \(claimants.filter { $0 != app }.joined(separator: ", "))") }
+    if let chosen = e["userDefault"] as? String, chosen != app { print("  user default: \(chosen) (not a claimant now, so ignored)") }
+}
+
+struct Register: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Register the app bundle at PATH (kept across restarts until unregistered).")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "A bundle folder holding Info.plist and its executable.") var path: String
+
+    func run() throws {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let answer = try options.command("register", [absolute]) as? [String: Any]
+        let app = answer?["registered"] as? [String: Any]
+        print("registered \(app?["id"] as? String ?? "?") (\(((app?["schemes"] as? [String]) ?? []).joined(separator: ", ")))")
+    }
+}
+
+struct Unregister: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Remove the app with bundle id ID from the registry.")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "The bundle id.") var id: String
+
+    func run() throws {
+        let answer = try options.command("unregister", [id]) as? [String: Any]
+        print("unregistered \(id)")
+        if let note = answer?["note"] as? String { print("note: \(note)") }
+    }
+}
+
+struct Default: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show or set the app that opens SCHEME (like LSSetDefaultHandlerForURLScheme).",
+        discussion: "lsctl default SCHEME shows the handler and why; lsctl default SCHEME ID makes ID the handler; --clear returns to the rule.")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "The URL scheme.") var scheme: String
+    @Argument(help: "The bundle id to make the default.") var id: String?
+    @Flag(help: "Remove the user's default for SCHEME.") var clear = false
+
+    func validate() throws {
+        if clear && id != nil { throw ValidationError("give either a bundle id or --clear, not both") }
+    }
+
+    func run() throws {
+        let answer = clear ? try options.command("clear-default", [scheme])
+            : try options.command("default", [scheme] + (id.map { [$0] } ?? []))
+        printExplanation(answer)
+    }
+}
+
+struct Explain: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Say which app would open URL, why, and who else claims its scheme.")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "The URL.") var url: String
+
+    func run() throws {
+        printExplanation(try options.command("explain", [url]))
+    }
+}
+
+struct Schemes: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List every registered scheme, the app that opens it, and why.")
+    @OptionGroup var options: CommonOptions
+
+    func run() throws {
+        let rows = (try options.query("schemes") as? [[String: Any]]) ?? []
+        guard !rows.isEmpty else { return print("no schemes registered") }
+        Table.print(header: ["SCHEME", "OPENS WITH", "WHY", "CLAIMANTS"], rows: rows.map {
+            [$0["scheme"] as? String ?? "?", $0["app"] as? String ?? "?", $0["reason"] as? String ?? "?", "\(($0["claimants"] as? [String])?.count ?? 0)"]
+        })
+    }
+}
+
+struct Conflicts: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List schemes claimed by several apps, and which one wins.")
+    @OptionGroup var options: CommonOptions
+
+    func run() throws {
+        let rows = (try options.query("conflicts") as? [[String: Any]]) ?? []
+        guard !rows.isEmpty else { return print("no contested schemes") }
+        Table.print(header: ["SCHEME", "WINNER", "WHY", "CLAIMANTS"], rows: rows.map {
+            [$0["scheme"] as? String ?? "?", $0["app"] as? String ?? "?", $0["reason"] as? String ?? "?", (($0["claimants"] as? [String]) ?? []).joined(separator: ", ")]
+        })
     }
 }
 

@@ -24,4 +24,4 @@ require_packages() {
 }
 
 # The Debian packages the build links against.
-BUILD_PACKAGES=(libsystemd-dev)
+BUILD_PACKAGES=(libsystemd-dev libsqlite3-dev)

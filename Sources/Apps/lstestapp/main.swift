@@ -16,6 +16,8 @@ import LaunchServicesClient
 ///   --log=FILE                      append one line per event (for tests to read)
 ///   --open-url=URL                  in didBecomeActive, open this URL once (app-to-app)
 ///   --can-open-url=URL              in didFinishLaunching, record canOpenURL(URL)
+///   --claim-default=SCHEME          in didFinishLaunching, try `lsctl default SCHEME <self>`
+///                                   over the daemon's socket, and record the answer
 struct Behavior {
     var launch = "yes"
     var willFinish = "yes"
@@ -25,6 +27,7 @@ struct Behavior {
     var log: String?
     var openURL: String?
     var canOpenURL: String?
+    var claimDefault: String?
 
     init(arguments: [String]) {
         for argument in arguments {
@@ -39,6 +42,7 @@ struct Behavior {
             case "--log": log = parts[1]
             case "--open-url": openURL = parts[1]
             case "--can-open-url": canOpenURL = parts[1]
+            case "--claim-default": claimDefault = parts[1]
             default: StandardStreams.error("lstestapp: unknown argument \(argument)\n")
             }
         }
@@ -114,6 +118,16 @@ extension ApplicationDelegate where Self: TestDelegate {
     func willFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool { launchMethod("willFinishLaunching", behavior.willFinish, options) }
     func didFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool {
         if let url = behavior.canOpenURL { behavior.record("canOpenURL \(url) -> \(application.canOpenURL(url))") }
+        if let scheme = behavior.claimDefault {
+            do {
+                let client = try LaunchServicesClient(program: "lstestapp")
+                defer { client.close() }
+                _ = try client.command("default", [scheme, application.bundleIdentifier])
+                behavior.record("claimDefault \(scheme) -> accepted")
+            } catch {
+                behavior.record("claimDefault \(scheme) -> \(error.code.rawValue)")
+            }
+        }
         return launchMethod("didFinishLaunching", behavior.didFinish, options)
     }
     func didBecomeActive(_ application: Application) { notified("didBecomeActive", application) }

@@ -59,6 +59,7 @@ final class DaemonHarness: @unchecked Sendable {
     let eventLog: String
     let daemonLog: String
     private var daemon: ChildProcess?
+    private var daemonArguments: [String] = []
 
     /// Where `swift build` put the executables: `$LS_BIN_DIR`, else beside the test bundle.
     static let binDirectory: String = {
@@ -96,6 +97,7 @@ final class DaemonHarness: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = root + "/config-home"
         environment["LAUNCHSERVICES_SOCKET"] = socket
+        daemonArguments = arguments
         daemon = try ChildProcess(Self.binary("launchservicesd"), arguments, environment: environment, stdout: daemonLog, stderr: daemonLog)
         try waitUntilServing()
     }
@@ -111,6 +113,19 @@ final class DaemonHarness: @unchecked Sendable {
         }
         let behavior = app.behavior + ["--log=\(eventLog)"]
         try behavior.joined(separator: "\n").appending("\n").write(toFile: bundle + "/test-behavior", atomically: true, encoding: .utf8)
+    }
+
+    /// Stops the daemon with `signal` (SIGKILL: no clean shutdown at all) and starts it again
+    /// on the same socket, apps folder and state.
+    func restart(signal: Int32) throws {
+        guard let old = daemon else { throw HarnessError("no daemon to restart") }
+        kill(old.pid, signal)
+        guard old.wait(timeout: 10) != nil else { throw HarnessError("launchservicesd did not die on signal \(signal)") }
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = root + "/config-home"
+        environment["LAUNCHSERVICES_SOCKET"] = socket
+        daemon = try ChildProcess(Self.binary("launchservicesd"), daemonArguments, environment: environment, stdout: daemonLog, stderr: daemonLog)
+        try waitUntilServing()
     }
 
     private func waitUntilServing() throws {

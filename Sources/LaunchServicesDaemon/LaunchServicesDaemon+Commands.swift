@@ -1,0 +1,131 @@
+import Foundation
+import LaunchServicesCore
+import LaunchServicesProtocol
+import Logging
+
+/// `lsctl register`, `unregister`, `default` and `explain`: the registry's administrative
+/// commands. Each change is written to the database before the in-memory registry, so a
+/// change the caller was told about survives a crash.
+extension LaunchServicesDaemon {
+    func execute(_ verb: String, _ arguments: [String], from connection: ClientConnection) -> Message {
+        loop.assertInEventLoop()
+        func refuse(_ text: String) -> Message { .failure(OpenError(.invalidRequest, text)) }
+        switch (verb, arguments.count) {
+        case ("register", 1):
+            return register(path: arguments[0])
+        case ("unregister", 1):
+            return unregister(arguments[0])
+        case ("default", 1), ("default", 2), ("clear-default", 1):
+            // The user decides defaults; an app cannot make itself (or anyone) the default.
+            guard connection.appID == nil, connection.identity == Self.shellIdentity else {
+                return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user sets default handlers (lsctl default SCHEME BUNDLE-ID)"))
+            }
+            return setDefault(schemeText: arguments[0], id: verb == "clear-default" ? nil : arguments.dropFirst().first, clear: verb == "clear-default")
+        case ("explain", 1):
+            return explain(arguments[0])
+        default:
+            return refuse("unknown command '\(verb)' with \(arguments.count) argument(s); known: register PATH, unregister ID, default SCHEME [ID], clear-default SCHEME, explain URL")
+        }
+    }
+
+    private func register(path: String) -> Message {
+        let bundle: AppBundle
+        do {
+            bundle = try BundleLoader.load(bundleAt: path.hasSuffix("/") ? String(path.dropLast()) : path)
+        } catch {
+            return .failure(OpenError(.invalidRequest, "cannot register: \(error)"))
+        }
+        if let existing = registry.apps[bundle.id], existing.path != bundle.path {
+            return .failure(OpenError(.invalidRequest, "cannot register \(bundle.path): '\(bundle.id)' is already registered from \(existing.path); run lsctl unregister \(bundle.id) first"))
+        }
+        do {
+            try store?.save(bundle, source: .manual)
+        } catch {
+            return .failure(OpenError(.unavailable, "cannot save the registration of \(bundle.id): \(error)"))
+        }
+        registry.register(bundle)
+        sources[bundle.id] = .manual
+        logger.notice("registered \(bundle.id) from \(bundle.path)", metadata: ["bundle_id": "\(bundle.id)"])
+        return .queryResult(json: JSONDocument.encode(["registered": AppReport(bundle)]))
+    }
+
+    private func unregister(_ id: String) -> Message {
+        guard registry.apps[id] != nil else {
+            return .failure(OpenError(.invalidRequest, "no app with bundle id '\(id)' is registered; see lsctl apps"))
+        }
+        do {
+            try store?.delete(id)
+        } catch {
+            return .failure(OpenError(.unavailable, "cannot remove the registration of \(id): \(error)"))
+        }
+        registry.unregister(id)
+        let source = sources.removeValue(forKey: id)
+        logger.notice("unregistered \(id)", metadata: ["bundle_id": "\(id)"])
+        var answer = ["unregistered": id]
+        if source == .folder { answer["note"] = "its bundle is in an apps folder: it is registered again when the daemon next scans the folders" }
+        return .queryResult(json: JSONDocument.encode(answer))
+    }
+
+    private func setDefault(schemeText: String, id: String?, clear: Bool) -> Message {
+        let scheme: URLScheme
+        do {
+            scheme = try URLScheme(validating: schemeText)
+        } catch {
+            return .failure(OpenError(.invalidRequest, "\(error)"))
+        }
+        if id == nil && !clear {
+            return explainScheme(scheme, url: nil)
+        }
+        if let id {
+            guard let app = registry.apps[id] else {
+                return .failure(OpenError(.invalidRequest, "no app with bundle id '\(id)' is registered; see lsctl apps"))
+            }
+            guard app.schemes.contains(scheme) else {
+                let claimants = registry.resolve(scheme)?.claimants ?? []
+                return .failure(OpenError(.invalidRequest, "\(id) does not declare the scheme '\(scheme)' in its CFBundleURLTypes; \(claimants.isEmpty ? "no app claims it" : "claimants: \(claimants.joined(separator: ", "))")"))
+            }
+        }
+        let previous = registry.defaults[scheme]
+        do {
+            try store?.setDefault(id, for: scheme)
+        } catch {
+            return .failure(OpenError(.unavailable, "cannot save the default for '\(scheme)': \(error)"))
+        }
+        registry.setDefault(id, for: scheme)
+        logger.notice("default handler for '\(scheme)' changed from \(previous ?? "(none)") to \(id ?? "(none)")", metadata: ["url_scheme": "\(scheme)"])
+        return explainScheme(scheme, url: nil)
+    }
+
+    private func explain(_ text: String) -> Message {
+        do {
+            return explainScheme(try ParsedURL(text).scheme, url: text)
+        } catch {
+            return .failure(OpenError(.invalidURL, "invalid URL: \(error)"))
+        }
+    }
+
+    private func explainScheme(_ scheme: URLScheme, url: String?) -> Message {
+        let userDefault = registry.defaults[scheme]
+        guard let resolution = registry.resolve(scheme) else {
+            return .queryResult(json: JSONDocument.encode(ExplainReport(
+                url: url ?? "\(scheme):", scheme: scheme.normalized, app: nil, reason: "noHandler",
+                why: "no registered app declares '\(scheme)' in its CFBundleURLTypes", claimants: [], userDefault: userDefault)))
+        }
+        let why: String
+        switch resolution.reason {
+        case .userDefault: why = "the user chose \(resolution.app.id) for '\(scheme)' (lsctl default)"
+        case .onlyClaimant: why = "\(resolution.app.id) is the only app that declares '\(scheme)'"
+        case .rule: why = "\(resolution.claimants.count) apps declare '\(scheme)' and no default is set: the smallest bundle id wins"
+        }
+        return .queryResult(json: JSONDocument.encode(ExplainReport(
+            url: url ?? "\(scheme):", scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue,
+            why: why, claimants: resolution.claimants, userDefault: userDefault)))
+    }
+}
+
+extension AppReport {
+    init(_ app: AppBundle) {
+        self.init(id: app.id, name: app.name, path: app.path, executable: app.executable,
+                  schemes: app.schemes.map(\.normalized), queriesSchemes: app.queriesSchemes.map(\.normalized).sorted())
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import GRDB
+import LaunchServicesCore
+
+/// The registry on disk (SQLite through GRDB, WAL): every registered app and every user
+/// default, so both survive a clean restart and a SIGKILL. Each change is one transaction.
+///
+/// An app's validated fields are stored, not just its path, so a registration does not
+/// depend on its Info.plist still being readable at the next start.
+public final class RegistryStore: Sendable {
+    /// Where a registration came from: an apps folder (withdrawn when the bundle leaves the
+    /// folder) or `lsctl register` (kept until `lsctl unregister`).
+    public enum Source: String, Sendable {
+        case folder
+        case manual
+    }
+
+    public struct Stored: Sendable {
+        public var app: AppBundle
+        public var source: Source
+    }
+
+    let pool: DatabasePool
+
+    /// Opens (creating if needed) `folder/registry.sqlite`.
+    public init(folder: String) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        pool = try DatabasePool(path: folder + "/registry.sqlite")
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "app") { t in
+                t.primaryKey("id", .text)
+                t.column("name", .text).notNull()
+                t.column("path", .text).notNull()
+                t.column("executable", .text).notNull()
+                t.column("schemes", .text).notNull()
+                t.column("queriesSchemes", .text).notNull()
+                t.column("source", .text).notNull()
+            }
+            try db.create(table: "schemeDefault") { t in
+                t.primaryKey("scheme", .text)
+                t.column("bundleID", .text).notNull()
+            }
+        }
+        try migrator.migrate(pool)
+    }
+
+    /// Everything stored: apps and defaults.
+    public func load() throws -> (apps: [Stored], defaults: [URLScheme: String]) {
+        try pool.read { db in
+            var apps: [Stored] = []
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM app ORDER BY id") {
+                let schemes = (row["schemes"] as String).split(separator: " ").compactMap { try? URLScheme(validating: String($0)) }
+                let queries = (row["queriesSchemes"] as String).split(separator: " ").compactMap { try? URLScheme(validating: String($0)) }
+                let app = AppBundle(id: row["id"], name: row["name"], path: row["path"], executable: row["executable"],
+                                    schemes: schemes, queriesSchemes: Set(queries))
+                apps.append(Stored(app: app, source: Source(rawValue: row["source"]) ?? .manual))
+            }
+            var defaults: [URLScheme: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT scheme, bundleID FROM schemeDefault") {
+                if let scheme = try? URLScheme(validating: row["scheme"] as String) { defaults[scheme] = row["bundleID"] }
+            }
+            return (apps, defaults)
+        }
+    }
+
+    public func save(_ app: AppBundle, source: Source) throws {
+        try pool.write { db in try Self.insert(app, source: source, db) }
+    }
+
+    static func insert(_ app: AppBundle, source: Source, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT OR REPLACE INTO app (id, name, path, executable, schemes, queriesSchemes, source) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [app.id, app.name, app.path, app.executable,
+                             app.schemes.map(\.normalized).joined(separator: " "),
+                             app.queriesSchemes.map(\.normalized).sorted().joined(separator: " "), source.rawValue])
+    }
+
+    /// Replaces the set of folder registrations in one transaction.
+    public func replaceFolderApps(_ apps: [AppBundle]) throws {
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM app WHERE source = 'folder'")
+            for app in apps { try Self.insert(app, source: .folder, db) }
+        }
+    }
+
+    public func delete(_ id: String) throws {
+        try pool.write { db in try db.execute(sql: "DELETE FROM app WHERE id = ?", arguments: [id]) }
+    }
+
+    public func setDefault(_ id: String?, for scheme: URLScheme) throws {
+        try pool.write { db in
+            if let id {
+                try db.execute(sql: "INSERT OR REPLACE INTO schemeDefault (scheme, bundleID) VALUES (?, ?)", arguments: [scheme.normalized, id])
+            } else {
+                try db.execute(sql: "DELETE FROM schemeDefault WHERE scheme = ?", arguments: [scheme.normalized])
+            }
+        }
+    }
+}

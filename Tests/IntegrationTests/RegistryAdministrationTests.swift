@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+/// `lsctl register/unregister/default/conflicts/explain`, persistence across SIGKILL, and
+/// the rule that an app cannot choose defaults.
+@Suite("Registry administration")
+struct RegistryAdministrationTests {
+    func json(_ run: ToolRun) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout) \(run.stderr)")
+    }
+
+    /// A bundle outside the apps folder, for `lsctl register`.
+    func looseBundle(_ h: DaemonHarness, id: String, scheme: String) throws -> String {
+        let folder = h.root + "/loose/\(id).app"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var app = TestApp.test(id, schemes: [scheme])
+        app.id = id
+        try app.plist.write(toFile: folder + "/Info.plist", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: folder + "/lstestapp", withDestinationPath: DaemonHarness.binary("lstestapp"))
+        return folder
+    }
+
+    @Test("register → SIGKILL the daemon → restart: the app and the user's default are still there")
+    func persistence() throws {
+        let h = try DaemonHarness(apps: [.test("alpha", schemes: ["shared"])])
+        defer { h.stop() }
+        let path = try looseBundle(h, id: "zz.loose", scheme: "shared")
+        #expect(try h.run("lsctl", ["register", path]).status == 0)
+        #expect(try h.run("lsctl", ["default", "shared", "zz.loose"]).status == 0)
+
+        try h.restart(signal: SIGKILL)
+        let explain = try json(try h.run("lsctl", ["explain", "--json", "shared:x"]))
+        #expect(explain["app"] as? String == "zz.loose")
+        #expect(explain["reason"] as? String == "userDefault")
+        let apps = try h.run("lsctl", ["apps", "--json"]).stdout
+        #expect(apps.contains("zz.loose") && apps.contains("test.alpha"))
+        #expect(try h.lsopen("--json", "shared:go").json?["app"] as? String == "zz.loose")
+    }
+
+    @Test("explain names the winner and the reason: only claimant, the rule, the user's default")
+    func explainThreeCases() throws {
+        let h = try DaemonHarness(apps: [.test("solo"), .test("bbb", schemes: ["both"]), .test("aaa", schemes: ["both"])])
+        defer { h.stop() }
+        let only = try json(try h.run("lsctl", ["explain", "--json", "solo:1"]))
+        #expect(only["app"] as? String == "test.solo")
+        #expect(only["reason"] as? String == "onlyClaimant")
+        let rule = try json(try h.run("lsctl", ["explain", "--json", "both:1"]))
+        #expect(rule["app"] as? String == "test.aaa")
+        #expect(rule["reason"] as? String == "rule")
+        #expect(rule["claimants"] as? [String] == ["test.aaa", "test.bbb"])
+        #expect(try h.run("lsctl", ["default", "both", "test.bbb"]).status == 0)
+        let chosen = try json(try h.run("lsctl", ["explain", "--json", "both:1"]))
+        #expect(chosen["app"] as? String == "test.bbb")
+        #expect(chosen["reason"] as? String == "userDefault")
+        let text = try h.run("lsctl", ["explain", "both:1"]).stdout
+        #expect(text.contains("the user chose test.bbb") && text.contains("also claimed by: test.aaa"))
+        let none = try json(try h.run("lsctl", ["explain", "--json", "nobody:1"]))
+        #expect(none["reason"] as? String == "noHandler")
+
+        let conflicts = try h.run("lsctl", ["conflicts", "--json"]).stdout
+        #expect(conflicts.contains("\"scheme\" : \"both\"") && !conflicts.contains("\"scheme\" : \"solo\""))
+        #expect(try h.run("lsctl", ["default", "both", "--clear"]).status == 0)
+        #expect(try json(try h.run("lsctl", ["explain", "--json", "both:1"]))["app"] as? String == "test.aaa")
+        #expect(h.daemonOutput.contains("default handler for 'both' changed from (none) to test.bbb"))
+    }
+
+    @Test("an app cannot make itself the default")
+    func appCannotChooseDefault() throws {
+        let h = try DaemonHarness(apps: [.test("grabby", schemes: ["grabby", "both"], "--claim-default=both"), .test("aaa", schemes: ["both"])])
+        defer { h.stop() }
+        #expect(try h.lsopen("grabby:1").status == 0)
+        #expect(h.eventNames().contains("claimDefault both -> notPermitted"))
+        #expect(try json(try h.run("lsctl", ["explain", "--json", "both:1"]))["app"] as? String == "test.aaa")
+    }
+
+    @Test("bad registrations are refused with a named error and register nothing")
+    func badInput() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        let missing = try h.run("lsctl", ["register", h.root + "/no-such.app"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("no readable Info.plist"))
+        let clash = try looseBundle(h, id: "test.alpha", scheme: "other")
+        let duplicate = try h.run("lsctl", ["register", clash])
+        #expect(duplicate.stderr.contains("already registered from"))
+        let unknown = try h.run("lsctl", ["unregister", "no.such.id"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("'no.such.id'"))
+        let notClaimant = try h.run("lsctl", ["default", "alpha", "no.such.id"])
+        #expect(notClaimant.status == 1)
+        let badScheme = try h.run("lsctl", ["default", "1bad", "test.alpha"])
+        #expect(badScheme.stderr.contains("must start with a letter"))
+        #expect(try h.lsopen("--json", "other:x").errorCode == "noHandler")
+        let apps = try h.run("lsctl", ["apps", "--json"]).stdout
+        #expect(apps.components(separatedBy: "\"id\"").count == 2, "only test.alpha: \(apps)")
+    }
+}
