@@ -2,8 +2,8 @@ import LaunchServicesCore
 import NIOCore
 
 /// One peer of the daemon, on the loop: a tool on the socket, or an app on the socketpair
-/// the daemon handed it.
-final class ClientConnection {
+/// the daemon handed it. Used only on the daemon's loop (hence `@unchecked Sendable`).
+final class ClientConnection: @unchecked Sendable {
     enum Kind: Equatable {
         /// Connected to the listening socket.
         case socket

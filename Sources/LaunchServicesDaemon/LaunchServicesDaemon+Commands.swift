@@ -7,7 +7,8 @@ import Logging
 /// commands. Each change is written to the database before the in-memory registry, so a
 /// change the caller was told about survives a crash.
 extension LaunchServicesDaemon {
-    func execute(_ verb: String, _ arguments: [String], from connection: ClientConnection) -> Message {
+    /// The answer to a command, or `nil` when it is answered later (`rescan`).
+    func execute(_ verb: String, _ arguments: [String], from connection: ClientConnection) -> Message? {
         loop.assertInEventLoop()
         func refuse(_ text: String) -> Message { .failure(OpenError(.invalidRequest, text)) }
         switch (verb, arguments.count) {
@@ -23,8 +24,10 @@ extension LaunchServicesDaemon {
             return setDefault(schemeText: arguments[0], id: verb == "clear-default" ? nil : arguments.dropFirst().first, clear: verb == "clear-default")
         case ("explain", 1):
             return explain(arguments[0])
+        case ("rescan", 0):
+            return nil
         default:
-            return refuse("unknown command '\(verb)' with \(arguments.count) argument(s); known: register PATH, unregister ID, default SCHEME [ID], clear-default SCHEME, explain URL")
+            return refuse("unknown command '\(verb)' with \(arguments.count) argument(s); known: register PATH, unregister ID, default SCHEME [ID], clear-default SCHEME, explain URL, rescan")
         }
     }
 

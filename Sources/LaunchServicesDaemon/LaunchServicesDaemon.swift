@@ -51,6 +51,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private var serverChannel: Channel?
     private var allExited: EventLoopPromise<Void>?
     private var supervision: RepeatedTask?
+    private var watcher: FolderWatcher?
+    private var pendingRescan: Scheduled<Void>?
     private var lastStatus = ""
 
     public init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String? = nil, activatedSocket: Int32? = nil, loop: EventLoop, logger: Logger) {
@@ -112,8 +114,78 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                 for error in refused {
                     self.logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(error.path)"])
                 }
+                self.startWatching()
                 self.logger.info("registry loaded: \(self.registry.apps.count) apps (\(manual.count) registered by hand), \(self.registry.claimants.count) schemes, \(loaded.count) defaults, \(refused.count) refused")
                 done.resume()
+            }
+        }
+    }
+
+    // MARK: Rescanning the apps folders
+
+    /// Watches the apps folders; a change schedules one rescan 200 ms later (a burst of
+    /// file events, such as copying a bundle in, becomes one rescan).
+    private func startWatching() {
+        let watcher = FolderWatcher(queue: exitQueue) { [self] in
+            loop.execute {
+                guard self.pendingRescan == nil, !self.shuttingDown else { return }
+                self.pendingRescan = self.loop.scheduleTask(in: .milliseconds(200)) {
+                    self.pendingRescan = nil
+                    self.rescan { _ in }
+                }
+            }
+        }
+        watcher?.watch(configuration.appsFolders)
+        self.watcher = watcher
+    }
+
+    /// Re-reads the apps folders (off the loop) and applies the difference: new and changed
+    /// bundles are registered, bundles gone from the folders are withdrawn. Registrations
+    /// made with `lsctl register` are not touched. `done` gets a summary, on the loop.
+    func rescan(_ done: @escaping @Sendable (RescanSummary) -> Void) {
+        let folders = configuration.appsFolders
+        exitQueue.async { [self] in
+            let scan = BundleLoader.scan(folders: folders)
+            loop.execute {
+                var summary = RescanSummary()
+                var errors = scan.errors
+                let scanned = Dictionary(scan.bundles.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+                for (id, source) in self.sources where source == .folder && scanned[id] == nil {
+                    self.registry.unregister(id)
+                    self.sources[id] = nil
+                    summary.removed.append(id)
+                }
+                var folderApps: [AppBundle] = []
+                for bundle in scan.bundles {
+                    if self.sources[bundle.id] == .manual {
+                        if self.registry.apps[bundle.id]?.path != bundle.path {
+                            errors.append(BundleError(path: bundle.path, key: "CFBundleIdentifier", problem: "'\(bundle.id)' is already registered from \(self.registry.apps[bundle.id]?.path ?? "?") (lsctl register); unregister that first"))
+                        }
+                        continue
+                    }
+                    if self.registry.apps[bundle.id] != bundle {
+                        if self.registry.apps[bundle.id] == nil {
+                            summary.added.append(bundle.id)
+                        } else {
+                            summary.changed.append(bundle.id)
+                        }
+                        self.registry.register(bundle)
+                        self.sources[bundle.id] = .folder
+                    }
+                    folderApps.append(bundle)
+                }
+                do {
+                    try self.store?.replaceFolderApps(folderApps)
+                } catch {
+                    self.logger.error("could not save the rescanned registry: \(error)")
+                }
+                self.loadErrors = errors
+                summary.refused = errors.map(\.description)
+                self.watcher?.watch(folders)
+                if !summary.added.isEmpty || !summary.changed.isEmpty || !summary.removed.isEmpty {
+                    self.logger.notice("apps folders rescanned: \(summary.added.count) added, \(summary.changed.count) changed, \(summary.removed.count) removed, \(errors.count) refused")
+                }
+                done(summary)
             }
         }
     }
@@ -193,6 +265,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         let promise = loop.makePromise(of: Void.self)
         loop.execute {
             self.supervision?.cancel()
+            self.watcher?.cancel()
+            self.pendingRescan?.cancel()
             self.shuttingDown = true
             self.serverChannel?.close(promise: nil)
             for token in self.machine.waitingRequests {
@@ -283,8 +357,13 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             debugStall(id: envelope.id, connection)
         case .query(let topic):
             send(Envelope(id: envelope.id, answer(topic)), to: connection)
+        case .command("rescan", let arguments) where arguments.isEmpty:
+            rescan { [self] summary in
+                send(Envelope(id: envelope.id, .queryResult(json: JSONDocument.encode(summary))), to: connection)
+                flushPending()
+            }
         case .command(let verb, let arguments):
-            send(Envelope(id: envelope.id, execute(verb, arguments, from: connection)), to: connection)
+            if let answer = execute(verb, arguments, from: connection) { send(Envelope(id: envelope.id, answer), to: connection) }
         case .phaseResult(let accepted, let method):
             guard let app = connection.appID else {
                 protocolViolation("phaseResult comes only from apps the daemon launched", on: connection)

@@ -61,3 +61,11 @@ enum JSONDocument {
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+/// What a rescan of the apps folders changed.
+struct RescanSummary: Encodable {
+    var added: [String] = []
+    var changed: [String] = []
+    var removed: [String] = []
+    var refused: [String] = []
+}

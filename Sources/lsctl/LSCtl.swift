@@ -8,7 +8,7 @@ struct LSCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lsctl",
         abstract: "Inspect and administer launchservicesd.",
-        subcommands: [Status.self, Apps.self, Schemes.self, Running.self, Register.self, Unregister.self, Default.self, Conflicts.self, Explain.self, DebugStall.self])
+        subcommands: [Status.self, Apps.self, Schemes.self, Running.self, Register.self, Unregister.self, Default.self, Conflicts.self, Explain.self, Rescan.self, DebugStall.self])
 }
 
 /// Options every verb shares.
@@ -121,6 +121,20 @@ struct Explain: ParsableCommand {
 
     func run() throws {
         printExplanation(try options.command("explain", [url]))
+    }
+}
+
+struct Rescan: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Re-read the apps folders now (the daemon also does when they change).")
+    @OptionGroup var options: CommonOptions
+
+    func run() throws {
+        let s = (try options.command("rescan", []) as? [String: Any]) ?? [:]
+        for key in ["added", "changed", "removed"] {
+            let ids = (s[key] as? [String]) ?? []
+            print("\(key): \(ids.isEmpty ? "none" : ids.joined(separator: ", "))")
+        }
+        for line in (s["refused"] as? [String]) ?? [] { print("refused: \(line)") }
     }
 }
 

@@ -95,3 +95,38 @@ struct RegistryAdministrationTests {
         #expect(apps.components(separatedBy: "\"id\"").count == 2, "only test.alpha: \(apps)")
     }
 }
+
+@Suite("Apps folder rescans")
+struct RescanTests {
+    @Test("a bundle added, changed or removed in an apps folder is noticed without a restart")
+    func inotify() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        try h.install(.test("beta"))
+        try h.eventually("the new bundle is registered") { try h.lsopen("--can-open", "beta:x").status == 0 }
+        // Changing the Info.plist of a bundle re-reads it.
+        try h.install(.test("alpha", schemes: ["alpha", "alpha2"]))
+        try h.eventually("the changed Info.plist is re-read") { try h.lsopen("--can-open", "alpha2:x").status == 0 }
+        try FileManager.default.removeItem(atPath: h.appsFolder + "/beta.app")
+        try h.eventually("the removed bundle is unregistered") { try h.lsopen("--can-open", "beta:x").status == 1 }
+        #expect(h.daemonOutput.contains("apps folders rescanned"))
+    }
+
+    @Test("lsctl rescan reports what changed, and a rescan survives a restart")
+    func explicitRescan() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        try h.install(.test("gamma"))
+        let r = try h.run("lsctl", ["rescan", "--json"])
+        #expect(r.status == 0)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let added = (summary["added"] as? [String]) ?? []
+        // inotify may have registered it first; either way it is registered exactly once.
+        #expect(added == ["test.gamma"] || added.isEmpty)
+        #expect(try h.lsopen("--can-open", "gamma:x").status == 0)
+        try FileManager.default.removeItem(atPath: h.appsFolder + "/gamma.app")
+        try h.restart(signal: SIGKILL)
+        #expect(try h.lsopen("--can-open", "gamma:x").status == 1, "a bundle that left its folder is withdrawn at start")
+        #expect(try h.lsopen("--can-open", "alpha:x").status == 0)
+    }
+}
