@@ -25,3 +25,6 @@ require_packages() {
 
 # The Debian packages the build links against.
 BUILD_PACKAGES=(libsystemd-dev libsqlite3-dev)
+
+# Packages only the tests need (the real xdg-open, for the freedesktop export test).
+TEST_PACKAGES=(xdg-utils)

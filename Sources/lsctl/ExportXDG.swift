@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import LaunchServicesClient
+
+/// `lsctl export-xdg`: makes the freedesktop world send registered schemes to `lsopen`.
+/// Writes a desktop entry for `lsopen` declaring `x-scheme-handler/SCHEME` for every
+/// registered scheme, and makes it the default for those schemes in `mimeapps.list`, so
+/// `xdg-open SCHEME:…` (and anything using xdg-mime) reaches launchservicesd.
+struct ExportXDG: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export-xdg",
+        abstract: "Export registered schemes as x-scheme-handler associations for xdg-open.",
+        discussion: """
+        Writes $XDG_DATA_HOME/applications/\(ExportXDG.desktopFile) and updates the \
+        [Default Applications] of $XDG_CONFIG_HOME/mimeapps.list. A scheme that already has \
+        another default handler there is left alone (and reported) unless --force.
+        """)
+
+    static let desktopFile = "swift-launch-services-lsopen.desktop"
+
+    @OptionGroup var options: CommonOptions
+
+    @Option(help: "The lsopen executable the desktop entry runs (default: the one beside lsctl).")
+    var lsopen: String?
+
+    @Flag(help: "Take over schemes that another application is the default for.")
+    var force = false
+
+    func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/share"
+        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+        let lsopenPath = lsopen ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("lsopen").path
+        guard FileManager.default.isExecutableFile(atPath: lsopenPath) else {
+            throw ValidationError("\(lsopenPath) is not an executable lsopen; pass --lsopen PATH")
+        }
+        let rows = (try options.query("schemes") as? [[String: Any]]) ?? []
+        let schemes = rows.compactMap { $0["scheme"] as? String }.sorted()
+
+        // mimeapps.list: keep everything, set our entries in [Default Applications].
+        let mimeapps = configHome + "/mimeapps.list"
+        var lines = ((try? String(contentsOfFile: mimeapps, encoding: .utf8)) ?? "").components(separatedBy: "\n")
+        if lines.last == "" { lines.removeLast() }
+        var section = ""
+        var existing: [String: (line: Int, value: String)] = [:]
+        for (index, line) in lines.enumerated() {
+            if line.hasPrefix("[") { section = line; continue }
+            guard section == "[Default Applications]", let eq = line.firstIndex(of: "=") else { continue }
+            existing[String(line[..<eq]).trimmingCharacters(in: .whitespaces)] = (index, String(line[line.index(after: eq)...]))
+        }
+        var exported: [String] = []
+        var skipped: [String] = []
+        var additions: [String] = []
+        for scheme in schemes {
+            let key = "x-scheme-handler/\(scheme)"
+            if let current = existing[key] {
+                if current.value == Self.desktopFile || force {
+                    lines[current.line] = "\(key)=\(Self.desktopFile)"
+                    exported.append(scheme)
+                } else {
+                    skipped.append("\(scheme) (default: \(current.value))")
+                }
+            } else {
+                additions.append("\(key)=\(Self.desktopFile)")
+                exported.append(scheme)
+            }
+        }
+        // Entries of ours for schemes no longer registered are removed.
+        let stale = Set(existing.filter { $0.value.value == Self.desktopFile && !schemes.contains(String($0.key.dropFirst("x-scheme-handler/".count))) }.map(\.value.line))
+        lines = lines.enumerated().filter { !stale.contains($0.offset) }.map(\.element)
+        if let header = lines.firstIndex(of: "[Default Applications]") {
+            lines.insert(contentsOf: additions, at: header + 1)
+        } else if !additions.isEmpty {
+            if !lines.isEmpty { lines.append("") }
+            lines.append("[Default Applications]")
+            lines.append(contentsOf: additions)
+        }
+        let mimeTypes = exported.map { "x-scheme-handler/\($0);" }.joined()
+        let exec = lsopenPath.contains(" ") ? "\"\(lsopenPath)\"" : lsopenPath
+        let desktop = """
+            [Desktop Entry]
+            Type=Application
+            Name=Launch Services
+            Comment=Open URLs with the app registered in launchservicesd
+            Exec=\(exec) %u
+            NoDisplay=true
+            Terminal=false
+            MimeType=\(mimeTypes)
+
+            """
+        try FileManager.default.createDirectory(atPath: dataHome + "/applications", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: configHome, withIntermediateDirectories: true)
+        try desktop.write(toFile: dataHome + "/applications/" + Self.desktopFile, atomically: true, encoding: .utf8)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: mimeapps, atomically: true, encoding: .utf8)
+        print("exported \(exported.count) scheme(s) to \(dataHome)/applications/\(Self.desktopFile): \(exported.joined(separator: ", "))")
+        print("updated \(mimeapps)")
+        for line in skipped { print("left alone: \(line); use --force to take it over") }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+/// `lsctl export-xdg`, then the real `xdg-open` (Debian's xdg-utils) reaching the app.
+@Suite("Freedesktop export")
+struct FreedesktopExportTests {
+    @Test("xdg-open SCHEME:… is delivered to the registered app; other defaults are kept")
+    func xdgOpen() throws {
+        let h = try DaemonHarness(apps: [.test("myscheme"), .test("taken")])
+        defer { h.stop() }
+        let config = h.root + "/xdg-config", data = h.root + "/xdg-data"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try "[Default Applications]\nx-scheme-handler/taken=other.desktop\ntext/html=browser.desktop\n"
+            .write(toFile: config + "/mimeapps.list", atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["LAUNCHSERVICES_SOCKET"] = h.socket
+        environment["HOME"] = h.root
+        environment["XDG_CONFIG_HOME"] = config
+        environment["XDG_DATA_HOME"] = data
+        environment["XDG_DATA_DIRS"] = h.root + "/no-system-data"
+        environment["XDG_CURRENT_DESKTOP"] = nil
+        environment["BROWSER"] = "/bin/false"
+        // xdg-open consults scheme handlers only in a graphical session.
+        environment["WAYLAND_DISPLAY"] = "wayland-test"
+
+        let export = try ChildProcess.run(DaemonHarness.binary("lsctl"), ["export-xdg"], environment: environment, scratch: h.root, timeout: 30)
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(export.stdout.contains("left alone: taken (default: other.desktop)"))
+        let mimeapps = try String(contentsOfFile: config + "/mimeapps.list", encoding: .utf8)
+        #expect(mimeapps.contains("x-scheme-handler/myscheme=swift-launch-services-lsopen.desktop"))
+        #expect(mimeapps.contains("x-scheme-handler/taken=other.desktop"))
+        #expect(mimeapps.contains("text/html=browser.desktop"))
+
+        let xdgOpen = try ChildProcess.run("/usr/bin/xdg-open", ["myscheme:hello"], environment: environment, scratch: h.root, timeout: 60)
+        #expect(xdgOpen.status == 0, "\(xdgOpen.stdout) \(xdgOpen.stderr)")
+        #expect(h.eventNames().contains { $0.hasPrefix("open url=myscheme:hello source=org.swift-launch-services.lsopen") })
+
+        let forced = try ChildProcess.run(DaemonHarness.binary("lsctl"), ["export-xdg", "--force"], environment: environment, scratch: h.root, timeout: 30)
+        #expect(forced.status == 0)
+        #expect(try String(contentsOfFile: config + "/mimeapps.list", encoding: .utf8).contains("x-scheme-handler/taken=swift-launch-services-lsopen.desktop"))
+    }
+}
