@@ -88,7 +88,7 @@ let package = Package(
         .executableTarget(
             name: "lsbench",
             dependencies: [
-                "LaunchServicesClient", "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim",
+                "LaunchServicesClient", "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim", "LaunchServicesDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -3,6 +3,7 @@ import CLaunchServicesShim
 import Foundation
 import LaunchServicesClient
 import LaunchServicesCore
+import LaunchServicesDaemon
 import LaunchServicesProtocol
 
 /// `lsbench`: measures the open path against baselines taken in the same run, on the same
@@ -24,6 +25,12 @@ struct LSBench: ParsableCommand {
 
     @Option(help: "Whole lsopen processes to time.")
     var processes = 150
+
+    @Option(help: "Apps in the large registry (5 schemes each).")
+    var registryApps = 10_000
+
+    @Option(help: "Daemon starts to time for each registry size.")
+    var starts = 10
 
     @Flag(help: "Internal: echo frames on fd 3 (the round-trip baseline's far end).")
     var echoChild = false
@@ -76,6 +83,51 @@ struct LSBench: ParsableCommand {
         let lsopenSamples = try (0..<processes).map { i in try Spawned.timeRun(binDir + "/lsopen", ["xyz:process/\(i)"], environment: environment) }
         Report.row("lsopen --help, whole process (baseline)", helpSamples)
         Report.row("lsopen URL, whole process, app warm", lsopenSamples, baseline: helpSamples)
+
+        try registryScale(work: work.path)
+    }
+
+    /// Daemon start until it answers, with an empty registry and with a large one loaded
+    /// from its database; then resolution (`canOpen`) in the large one.
+    func registryScale(work: String) throws {
+        let large = work + "/large-state"
+        let store = try RegistryStore(folder: large)
+        let apps = (0..<registryApps).map { i in
+            AppBundle(id: "bench.app\(i)", name: "App \(i)", path: "/nowhere/app\(i).app", executable: "app",
+                      schemes: (0..<5).map { try! URLScheme(validating: "s\(i)x\($0)") })
+        }
+        try store.replaceFolderApps([])
+        for app in apps { try store.save(app, source: .manual) }
+        func startSamples(state: String) throws -> [UInt64] {
+            try (0..<starts).map { n in
+                let socket = work + "/scale-\(n).sock"
+                let start = DispatchTime.now().uptimeNanoseconds
+                let daemon = try Spawned(binDir + "/launchservicesd", ["--socket", socket, "--apps", work + "/no-apps", "--state", state, "--log-level", "warning"], log: work + "/scale.log")
+                defer { daemon.stop() }
+                try waitForDaemon(socket, pollMicroseconds: 500)
+                return DispatchTime.now().uptimeNanoseconds - start
+            }
+        }
+        let empty = try startSamples(state: work + "/empty-state")
+        let loaded = try startSamples(state: large)
+        print("")
+        Report.row("daemon start → first answer, empty registry (baseline)", empty)
+        Report.row("daemon start → first answer, \(registryApps) apps / \(registryApps * 5) schemes", loaded, baseline: empty)
+
+        let socket = work + "/scale-resolve.sock"
+        let daemon = try Spawned(binDir + "/launchservicesd", ["--socket", socket, "--apps", work + "/no-apps", "--state", large, "--log-level", "warning"], log: work + "/scale.log")
+        defer { daemon.stop() }
+        try waitForDaemon(socket, pollMicroseconds: 500)
+        let client = try LaunchServicesClient(socketPath: socket, program: "lsbench")
+        defer { client.close() }
+        var resolve: [UInt64] = []
+        for i in 0..<2000 {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let answer = try client.canOpen("s\((i * 7919) % registryApps)x3:go")
+            resolve.append(DispatchTime.now().uptimeNanoseconds - start)
+            guard answer.canOpen else { throw ValidationError("scheme not resolved") }
+        }
+        Report.row("canOpen round trip in the \(registryApps * 5)-scheme registry", resolve)
     }
 
     func assemble(into folder: String) throws {
@@ -91,12 +143,13 @@ struct LSBench: ParsableCommand {
         try FileManager.default.copyItem(atPath: binDir + "/xyz", toPath: bundle + "/xyz")
     }
 
-    func waitForDaemon(_ socket: String) throws {
-        for _ in 0..<200 {
+    func waitForDaemon(_ socket: String, pollMicroseconds: UInt32 = 20_000) throws {
+        let deadline = DispatchTime.now().uptimeNanoseconds + 30_000_000_000
+        while DispatchTime.now().uptimeNanoseconds < deadline {
             if let c = try? LaunchServicesClient(socketPath: socket, program: "lsbench"), (try? c.query("status")) != nil { return }
-            usleep(20_000)
+            usleep(pollMicroseconds)
         }
-        throw ValidationError("launchservicesd did not start")
+        throw ValidationError("launchservicesd did not start within 30 s")
     }
 
     /// Kills the running app (found through `running`) and waits until the daemon has seen it go.
