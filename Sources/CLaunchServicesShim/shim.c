@@ -47,6 +47,20 @@ int ls_pidfd_send_signal(int pidfd, int sig) {
     return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
+/* The child starts with no blocked signals and every disposition at its default, whatever
+ * the parent blocked or ignored (NIO ignores SIGPIPE; test runners block others). */
+static int ls_reset_signals(posix_spawnattr_t *attr) {
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    sigdelset(&all, SIGKILL);
+    sigdelset(&all, SIGSTOP);
+    int rc = posix_spawnattr_setsigmask(attr, &none);
+    if (rc == 0) rc = posix_spawnattr_setsigdefault(attr, &all);
+    if (rc == 0) rc = posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    return rc;
+}
+
 int ls_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
@@ -59,14 +73,7 @@ int ls_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[
     }
     if (child_fd >= 0) rc = posix_spawn_file_actions_adddup2(&actions, child_fd, 3);
     if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, child_fd >= 0 ? 4 : 3);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    sigdelset(&all, SIGKILL);
-    sigdelset(&all, SIGSTOP);
-    if (rc == 0) rc = posix_spawnattr_setsigmask(&attr, &none);
-    if (rc == 0) rc = posix_spawnattr_setsigdefault(&attr, &all);
-    if (rc == 0) rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    if (rc == 0) rc = ls_reset_signals(&attr);
     if (rc == 0) rc = posix_spawn(pid, path, &actions, &attr, argv, envp);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
@@ -81,7 +88,12 @@ int ls_spawn_stdio(pid_t *pid, const char *path, char *const argv[], char *const
     if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
     if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
     if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    if (rc == 0) rc = posix_spawnp(pid, path, &actions, NULL, argv, envp);
+    posix_spawnattr_t attr;
+    int attr_rc = posix_spawnattr_init(&attr);
+    if (rc == 0) rc = attr_rc;
+    if (rc == 0) rc = ls_reset_signals(&attr);
+    if (rc == 0) rc = posix_spawnp(pid, path, &actions, &attr, argv, envp);
+    if (attr_rc == 0) posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     return rc;
 }

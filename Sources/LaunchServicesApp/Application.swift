@@ -11,8 +11,8 @@ import LaunchServicesProtocol
 /// loop: each phase the daemon sends becomes one delegate call, and its answer goes back.
 @MainActor
 public final class Application {
-    /// The app's bundle identifier, as the daemon launched it.
-    public let bundleIdentifier: String
+    /// The app's bundle identifier, as the daemon knows it.
+    public private(set) var bundleIdentifier: String
     /// The lifecycle state as the daemon last told it.
     public private(set) var state: AppState = .launching
 
@@ -40,16 +40,39 @@ public final class Application {
     }
 
     /// Runs the app until the daemon closes its connection. Never returns.
+    ///
+    /// Launched by the daemon, the app checks in on fd 3. Started by hand, it connects to
+    /// the daemon's socket and declares its bundle (the folder its executable was started
+    /// from); the daemon checks that this process really runs that bundle's executable.
     public static func main(delegate: some ApplicationDelegate) -> Never {
-        guard let fdText = getenv(descriptorVariable).map({ String(cString: $0) }), let fd = Int32(fdText) else {
-            let name = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "app") } ?? "app"
-            StandardStreams.error("\(name) is an app for launchservicesd and runs only when it launches it.\nOpen one of its URLs instead, e.g.: lsopen SCHEME://…\n")
-            exit(78)
+        let application: Application
+        if let fdText = getenv(descriptorVariable).map({ String(cString: $0) }), let fd = Int32(fdText) {
+            let bundleID = getenv(bundleVariable).map { String(cString: $0) } ?? "unknown"
+            application = Application(bundleIdentifier: bundleID, connection: FrameConnection(fd: fd))
+        } else {
+            let executable = CommandLine.arguments.first ?? ""
+            let bundlePath = executable.contains("/") ? String(executable[..<executable.lastIndex(of: "/")!]) : "."
+            let absolute = bundlePath.hasPrefix("/") ? bundlePath : currentDirectory() + "/" + bundlePath
+            do {
+                application = Application(bundleIdentifier: "unknown", connection: try FrameConnection.connect(path: SocketPath.resolve()))
+            } catch {
+                StandardStreams.error("\(executable): \(error)\n")
+                exit(69)
+            }
+            application.declaredBundlePath = absolute
         }
-        let bundleID = getenv(bundleVariable).map { String(cString: $0) } ?? "unknown"
-        let application = Application(bundleIdentifier: bundleID, connection: FrameConnection(fd: fd))
         application.delegate = delegate
         application.run()
+    }
+
+    /// Set when the app was started by hand and declares itself in its hello.
+    private var declaredBundlePath: String?
+
+    private static func currentDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return "." }
+        let length = buffer.firstIndex(of: 0) ?? 0
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     // MARK: Asking the daemon
@@ -80,7 +103,7 @@ public final class Application {
 
     private func run() -> Never {
         do {
-            try connection.send(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .app, program: bundleIdentifier)))
+            try connection.send(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .app, program: bundleIdentifier, bundlePath: declaredBundlePath)))
             while true {
                 let envelope = deferred.isEmpty ? try connection.receive(waitingFor: "the next event", deadline: nil) : deferred.removeFirst()
                 try dispatch(envelope)
@@ -133,7 +156,10 @@ public final class Application {
         case .failure(let error):
             if envelope.id == 0 { throw .refused(error) }
             openCompletions.removeValue(forKey: envelope.id)?(.failure(error))
-        case .welcome, .canOpenResult, .queryResult:
+        case .welcome(_, let identity):
+            bundleIdentifier = identity
+            if declaredBundlePath != nil { state = .background }
+        case .canOpenResult, .queryResult:
             break
         case .hello, .open, .canOpen, .query, .command, .phaseResult:
             throw .protocolViolation("the daemon sent an app-to-daemon message (\(envelope.message.kindName))")

@@ -84,6 +84,16 @@ public struct LaunchStateMachine: Sendable {
         apps[app]?.pid = pid
     }
 
+    /// An app started outside the daemon connected and proved who it is: it is running, in
+    /// the background, until an open brings it to the front.
+    public mutating func attached(app: String, pid: Int32) {
+        var record = apps[app, default: AppRecord()]
+        guard record.state == .notRunning else { return }
+        record.state = .background
+        record.pid = pid
+        apps[app] = record
+    }
+
     /// The spawn failed outright (no such executable, permission denied, …).
     public mutating func spawnFailed(app: String, reason: String, now: UInt64) -> [Action] {
         guard var record = apps[app], var tx = record.transaction, tx.phase == .launch else { return [] }

@@ -9,11 +9,12 @@ public final class AppProcess: @unchecked Sendable {
     public let bundleID: String
     public let pid: Int32
     let pidfd: Int32
-    /// The daemon's end of the socketpair, until NIO adopts it.
+    /// The daemon's end of the socketpair, until NIO adopts it (-1 for an app started by
+    /// hand, which connected to the socket instead).
     let channelFD: Int32
     private var exitSource: DispatchSourceRead?
 
-    init(bundleID: String, pid: Int32, pidfd: Int32, channelFD: Int32) {
+    init(bundleID: String, pid: Int32, pidfd: Int32, channelFD: Int32 = -1) {
         self.bundleID = bundleID
         self.pid = pid
         self.pidfd = pidfd

@@ -12,7 +12,8 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     let channel: Channel
-    let kind: Kind
+    /// `.socket` until an app started by hand declares itself and becomes `.app`.
+    var kind: Kind
     /// The `sourceApplication` for this peer's opens, decided by the daemon.
     var identity: String
     var greeted = false

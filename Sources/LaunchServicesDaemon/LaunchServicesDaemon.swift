@@ -1,3 +1,4 @@
+import CLaunchServicesShim
 import Dispatch
 import Foundation
 import LaunchServicesCore
@@ -378,7 +379,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     }
 
     private func greet(_ envelope: Envelope, _ connection: ClientConnection) {
-        guard case .hello(let version, let role, _) = envelope.message else {
+        guard case .hello(let version, let role, _, let bundlePath) = envelope.message else {
             protocolViolation("the first message must be hello, not \(envelope.message.kindName)", on: connection)
             return
         }
@@ -394,6 +395,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             connection.greeted = true
             send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: id)), to: connection)
             perform(machine.checkedIn(app: id, now: now))
+        case (.socket, .app) where bundlePath != nil:
+            attach(connection, bundlePath: bundlePath!)
         case (.socket, .app):
             let refusal = OpenError(.notPermitted, "an app checks in only on the connection launchservicesd hands it at launch (fd 3); open one of its URLs to launch it")
             send(Envelope(id: 0, .failure(refusal)), to: connection)
@@ -402,6 +405,62 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         case (.app, .client):
             protocolViolation("a launched app must say hello with role 'app'", on: connection)
         }
+    }
+
+    /// An app started by hand declares itself: its bundle must validate, and the connecting
+    /// process must be running that bundle's executable (checked through `/proc/PID/exe`),
+    /// so no process can speak for an app it is not. The app is registered (and kept, like
+    /// `lsctl register`), watched through a pidfd, and driven on this connection.
+    private func attach(_ connection: ClientConnection, bundlePath: String) {
+        func refuse(_ code: OpenErrorCode, _ text: String) {
+            logger.warning("app check-in refused: \(text)")
+            send(Envelope(id: 0, .failure(OpenError(code, text))), to: connection)
+            flushPending()
+            connection.channel.close(promise: nil)
+        }
+        guard let pid = connection.peerPID else { return refuse(.notPermitted, "the connecting process could not be identified") }
+        let bundle: AppBundle
+        do {
+            bundle = try BundleLoader.load(bundleAt: bundlePath)
+        } catch {
+            return refuse(.invalidRequest, "cannot check in: \(error)")
+        }
+        let running = URL(fileURLWithPath: "/proc/\(pid)/exe").resolvingSymlinksInPath().path
+        let expected = URL(fileURLWithPath: bundle.executablePath).resolvingSymlinksInPath().path
+        guard running == expected else {
+            return refuse(.notPermitted, "process \(pid) runs \(running), not \(bundle.executablePath): it cannot check in as \(bundle.id)")
+        }
+        if let existing = registry.apps[bundle.id], existing.path != bundle.path {
+            return refuse(.invalidRequest, "'\(bundle.id)' is already registered from \(existing.path), not \(bundle.path)")
+        }
+        guard machine.state(of: bundle.id) == .notRunning, appConnections[bundle.id] == nil else {
+            return refuse(.invalidRequest, "\(bundle.id) is already running")
+        }
+        let pidfd = ls_pidfd_open(pid)
+        guard pidfd >= 0 else { return refuse(.notPermitted, "process \(pid) cannot be watched") }
+        if registry.apps[bundle.id] == nil {
+            do {
+                try store?.save(bundle, source: .manual)
+            } catch {
+                close(pidfd)
+                return refuse(.unavailable, "cannot save the registration of \(bundle.id): \(error)")
+            }
+            sources[bundle.id] = .manual
+        }
+        registry.register(bundle)
+        let process = AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd)
+        processes[bundle.id] = process
+        appByPID[pid] = bundle.id
+        process.watchExit(queue: exitQueue) { [self] status in
+            loop.execute { self.processExited(process, status: status) }
+        }
+        connection.kind = .app(bundle.id)
+        connection.identity = bundle.id
+        connection.greeted = true
+        appConnections[bundle.id] = connection
+        machine.attached(app: bundle.id, pid: pid)
+        logger.notice("\(bundle.id) (pid \(pid), started by hand) checked in", metadata: ["bundle_id": "\(bundle.id)", "pid": "\(pid)"])
+        send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: bundle.id)), to: connection)
     }
 
     private func open(_ text: String, annotation: PropertyListValue?, id: UInt32, from connection: ClientConnection) {

@@ -26,8 +26,9 @@ public struct Delivery: Sendable, Equatable {
 
 /// Every message of protocol version 1. The byte layout of each is in docs/PROTOCOL.md.
 public enum Message: Sendable, Equatable {
-    /// Peer → daemon, first frame of every connection.
-    case hello(version: UInt64, role: PeerRole, program: String?)
+    /// Peer → daemon, first frame of every connection. `bundlePath` is sent only by an app
+    /// started by hand (not by the daemon), to declare itself; the daemon verifies it.
+    case hello(version: UInt64, role: PeerRole, program: String?, bundlePath: String? = nil)
     /// Daemon → peer: accepted; `identity` is the `sourceApplication` the daemon will use for it.
     case welcome(version: UInt64, identity: String)
     /// Daemon → peer: the request with this id failed (or, with id 0, the connection did).

@@ -6,10 +6,11 @@ extension Envelope {
         w.u8(message.kind)
         w.u32(id)
         switch message {
-        case .hello(let version, let role, let program):
+        case .hello(let version, let role, let program, let bundlePath):
             w.field(1, u64: version)
             w.field(2, string: role.rawValue)
             if let program { w.field(3, string: program) }
+            if let bundlePath { w.field(4, string: bundlePath) }
         case .welcome(let version, let identity):
             w.field(1, u64: version)
             w.field(2, string: identity)
@@ -76,7 +77,7 @@ extension Envelope {
         case 0x01:
             let roleText = try f.string(2, "hello", "role")
             guard let role = PeerRole(rawValue: roleText) else { throw .invalid("role", "'\(roleText)' is neither 'client' nor 'app'") }
-            message = .hello(version: try f.u64(1, "hello", "version"), role: role, program: f.optionalString(3))
+            message = .hello(version: try f.u64(1, "hello", "version"), role: role, program: f.optionalString(3), bundlePath: f.optionalString(4))
         case 0x02:
             message = .welcome(version: try f.u64(1, "welcome", "version"), identity: try f.string(2, "welcome", "identity"))
         case 0x03:

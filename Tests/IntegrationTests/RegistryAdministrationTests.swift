@@ -57,6 +57,8 @@ struct RegistryAdministrationTests {
         let none = try json(try h.run("lsctl", ["explain", "--json", "nobody:1"]))
         #expect(none["reason"] as? String == "noHandler")
 
+        let schemes = try h.run("lsctl", ["schemes", "--json"]).stdout
+        #expect(schemes.contains("\"scheme\" : \"solo\"") && schemes.contains("\"reason\" : \"onlyClaimant\""))
         let conflicts = try h.run("lsctl", ["conflicts", "--json"]).stdout
         #expect(conflicts.contains("\"scheme\" : \"both\"") && !conflicts.contains("\"scheme\" : \"solo\""))
         #expect(try h.run("lsctl", ["default", "both", "--clear"]).status == 0)

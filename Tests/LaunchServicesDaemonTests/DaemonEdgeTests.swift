@@ -184,3 +184,38 @@ struct JournalFieldTests {
         #expect(JournalLogHandler.priority(.debug) == 7)
     }
 }
+
+@Suite("Registry store")
+struct RegistryStoreTests {
+    @Test("10,000 apps and 50,000 schemes round-trip through SQLite and resolve by lookup")
+    func scale() throws {
+        let folder = NSTemporaryDirectory() + "lsstore-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try RegistryStore(folder: folder)
+        let apps = (0..<10_000).map { i in
+            AppBundle(id: "scale.app\(i)", name: "App \(i)", path: "/p/\(i).app", executable: "x",
+                      schemes: (0..<5).map { try! URLScheme(validating: "s\(i)x\($0)") },
+                      queriesSchemes: i == 7 ? [try! URLScheme(validating: "q")] : [])
+        }
+        try store.replaceFolderApps(Array(apps[0..<5_000]))
+        for app in apps[5_000...] { try store.save(app, source: .manual) }
+        try store.setDefault("scale.app3", for: try URLScheme(validating: "s3x0"))
+
+        let reopened = try RegistryStore(folder: folder)
+        let (stored, defaults) = try reopened.load()
+        #expect(stored.count == 10_000)
+        #expect(stored.filter { $0.source == .manual }.count == 5_000)
+        var registry = Registry()
+        for entry in stored { registry.register(entry.app) }
+        for (scheme, id) in defaults { registry.setDefault(id, for: scheme) }
+        #expect(registry.claimants.count == 50_000)
+        #expect(registry.handler(for: try URLScheme(validating: "s9999x4"))?.id == "scale.app9999")
+        #expect(registry.resolve(try URLScheme(validating: "s3x0"))?.reason == .userDefault)
+        #expect(registry.apps["scale.app7"]?.queriesSchemes.count == 1)
+        #expect(registry.apps["scale.app42"] == apps[42])
+
+        try reopened.delete("scale.app9999")
+        try reopened.replaceFolderApps([])
+        #expect(try reopened.load().apps.count == 4_999)
+    }
+}
