@@ -88,16 +88,35 @@ public final class Application {
     /// Asks the daemon to open `url`. The outcome arrives later, on this loop, in
     /// `completion` (iOS's `open(_:options:completionHandler:)`), so an app can open
     /// another app from inside any delegate method without blocking.
-    public func open(_ url: String, annotation: PropertyListValue? = nil, completion: ((OpenOutcome) -> Void)? = nil) {
+    ///
+    /// `returningTo` marks an open that returns control to that app (a reply to a request it
+    /// sent): the daemon then opens the URL only if it opens in exactly that app, so a caller
+    /// that lied about its callback cannot hand control to a third app.
+    public func open(_ url: String, annotation: PropertyListValue? = nil, returningTo: String? = nil, completion: ((OpenOutcome) -> Void)? = nil) {
         let id = takeID()
         if let completion { openCompletions[id] = completion }
         do {
-            try connection.send(Envelope(id: id, .open(url: url, annotation: annotation)))
+            try connection.send(Envelope(id: id, .open(url: url, annotation: annotation, returnTo: returningTo)))
         } catch {
             openCompletions[id] = nil
             completion?(.failure(OpenError(.daemonUnreachable, "\(error)")))
         }
     }
+
+    /// Copies to, pastes from or clears a pasteboard (see `pasteboard(named:)`), waiting for
+    /// the daemon's answer.
+    public func pasteboard(_ request: PasteboardRequest) throws(ClientError) -> PasteboardSnapshot {
+        let reply = try call(.pasteboard(request), waitingFor: "pasteboard \(request.operation.rawValue)", timeout: .seconds(10))
+        switch reply {
+        case .pasteboardResult(let snapshot): return snapshot
+        case .failure(let error): throw .refused(error)
+        default: throw .protocolViolation("expected pasteboardResult, got \(reply.kindName)")
+        }
+    }
+
+    /// While `open(_:url:sourceApplication:annotation:)` runs: the daemon's warning that the
+    /// URL's callbacks do not return to its sender (only under the `flag` callback policy).
+    public private(set) var currentDeliveryWarning: String?
 
     // MARK: The loop
 
@@ -131,9 +150,11 @@ public final class Application {
         case .deliver(let delivery):
             deliveryTrace = DeliveryTrace()
             var accepted = false
+            currentDeliveryWarning = delivery.warning
             if let url = try? ParsedURL(delivery.url) {
                 accepted = delegate.open(self, url: url, sourceApplication: delivery.sourceApplication, annotation: delivery.annotation)
             }
+            currentDeliveryWarning = nil
             let method: DeliveryMethod = !deliveryTrace.modernIsDefault ? .open : (!deliveryTrace.legacyIsDefault ? .handleOpen : .none)
             try connection.send(Envelope(id: envelope.id, .phaseResult(accepted: accepted, method: method)))
         case .notify(let notification):
@@ -159,9 +180,9 @@ public final class Application {
         case .welcome(_, let identity):
             bundleIdentifier = identity
             if declaredBundlePath != nil { state = .background }
-        case .canOpenResult, .queryResult:
+        case .canOpenResult, .queryResult, .callbackAddress, .callback, .pasteboardResult:
             break
-        case .hello, .open, .canOpen, .query, .command, .phaseResult:
+        case .hello, .open, .canOpen, .query, .command, .phaseResult, .awaitCallback, .pasteboard:
             throw .protocolViolation("the daemon sent an app-to-daemon message (\(envelope.message.kindName))")
         }
     }

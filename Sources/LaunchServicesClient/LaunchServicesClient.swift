@@ -12,6 +12,11 @@ public final class LaunchServicesClient {
     public private(set) var identity: String?
     private var pendingHello: [UInt8]?
     private var nextID: UInt32 = 1
+    /// Frames that arrived while waiting for another reply (a callback can come before the
+    /// open that caused it is answered), kept for whoever waits for them.
+    private var stash: [Envelope] = []
+    /// At most this many set-aside frames; more is a misbehaving daemon.
+    private static let maximumStash = 64
 
     public init(socketPath: String? = nil, program: String) throws(ClientError) {
         let path = socketPath ?? SocketPath.resolve()
@@ -37,6 +42,37 @@ public final class LaunchServicesClient {
         case .canOpenResult(let canOpen, let app): return (canOpen, app)
         case .failure(let error): throw .refused(error)
         default: throw .protocolViolation("expected canOpenResult, got \(reply.kindName)")
+        }
+    }
+
+    /// Reserves a callback address (`x-lsopen-callback://TOKEN`) for this connection; returns
+    /// it and the id under which the callback will arrive (`waitForCallback`).
+    public func reserveCallback(timeout: Duration = .seconds(10)) throws(ClientError) -> (id: UInt32, address: String) {
+        let id = nextID
+        let reply = try request(.awaitCallback, waitingFor: "a callback address", timeout: timeout)
+        switch reply {
+        case .callbackAddress(let url): return (id, url)
+        case .failure(let error): throw .refused(error)
+        default: throw .protocolViolation("expected callbackAddress, got \(reply.kindName)")
+        }
+    }
+
+    /// Waits for the callback reserved under `id`: the URL opened and who opened it.
+    public func waitForCallback(id: UInt32, until deadline: ContinuousClock.Instant) throws(ClientError) -> (url: String, sourceApplication: String) {
+        while true {
+            let envelope = try next(waitingFor: "the callback", deadline: deadline)
+            if envelope.id == id, case .callback(let url, let source) = envelope.message { return (url, source) }
+            if envelope.id == id, case .failure(let error) = envelope.message { throw .refused(error) }
+        }
+    }
+
+    /// Copies to, pastes from or clears a pasteboard.
+    public func pasteboard(_ pasteboardRequest: PasteboardRequest, timeout: Duration = .seconds(10)) throws(ClientError) -> PasteboardSnapshot {
+        let reply = try request(.pasteboard(pasteboardRequest), waitingFor: "pasteboard \(pasteboardRequest.operation.rawValue)", timeout: timeout)
+        switch reply {
+        case .pasteboardResult(let snapshot): return snapshot
+        case .failure(let error): throw .refused(error)
+        default: throw .protocolViolation("expected pasteboardResult, got \(reply.kindName)")
         }
     }
 
@@ -73,21 +109,42 @@ public final class LaunchServicesClient {
         while true {
             let envelope: Envelope
             do {
-                envelope = try connection.receive(waitingFor: what, deadline: deadline)
+                envelope = try next(waitingFor: what, deadline: deadline, skippingStash: true)
             } catch {
                 if case .timedOut = error { throw .timedOut(waitingFor: what, after: timeout) }
                 throw error
             }
+            if envelope.id == id, !envelope.message.isCallback { return envelope.message }
+            guard stash.count < Self.maximumStash else { throw .protocolViolation("the daemon sent more than \(Self.maximumStash) unexpected frames") }
+            stash.append(envelope)
+        }
+    }
+
+    /// The next frame: set-aside ones first (unless skipped), then the connection's. The
+    /// connection-level ones (welcome, failure with id 0) are handled here.
+    private func next(waitingFor what: String, deadline: ContinuousClock.Instant, skippingStash: Bool = false) throws(ClientError) -> Envelope {
+        if !skippingStash, !stash.isEmpty { return stash.removeFirst() }
+        while true {
+            let envelope = try connection.receive(waitingFor: what, deadline: deadline)
             switch envelope.message {
             case .welcome(_, let identity):
                 self.identity = identity
             case .failure(let error) where envelope.id == 0:
                 throw .refused(error)
             default:
-                if envelope.id == id { return envelope.message }
+                return envelope
             }
         }
     }
 
     public func close() { connection.close() }
+}
+
+extension Message {
+    /// A callback is never the reply to the request that shares its id: it follows the
+    /// `callbackAddress` reply, under the same id.
+    var isCallback: Bool {
+        if case .callback = self { return true }
+        return false
+    }
 }

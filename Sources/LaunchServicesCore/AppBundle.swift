@@ -50,12 +50,16 @@ public struct AppBundle: Hashable, Sendable {
                 throw BundleError(path: path, key: "CFBundleURLTypes[\(index)].CFBundleURLSchemes", problem: "is missing or empty; list at least one scheme")
             }
             for text in declared {
+                let scheme: URLScheme
                 do {
-                    let scheme = try URLScheme(validating: text)
-                    if !schemes.contains(scheme) { schemes.append(scheme) }
+                    scheme = try URLScheme(validating: text)
                 } catch {
                     throw BundleError(path: path, key: "CFBundleURLTypes[\(index)].CFBundleURLSchemes", problem: error.description)
                 }
+                guard scheme != CallbackAddress.scheme else {
+                    throw BundleError(path: path, key: "CFBundleURLTypes[\(index)].CFBundleURLSchemes", problem: "declares '\(text)', which launchservicesd keeps for lsopen --wait callbacks; choose another scheme")
+                }
+                if !schemes.contains(scheme) { schemes.append(scheme) }
             }
         }
         let queries = plist.queriesSchemes ?? []

@@ -7,11 +7,14 @@ public struct OpenRequest: Sendable, Equatable {
     /// The verified identity of the caller, never its own claim.
     public var sourceApplication: String
     public var annotation: PropertyListValue?
+    /// Why the daemon would have refused the URL's callbacks, when its policy only flags them.
+    public var warning: String?
 
-    public init(token: UInt64, url: String, sourceApplication: String, annotation: PropertyListValue? = nil) {
+    public init(token: UInt64, url: String, sourceApplication: String, annotation: PropertyListValue? = nil, warning: String? = nil) {
         self.token = token
         self.url = url
         self.sourceApplication = sourceApplication
         self.annotation = annotation
+        self.warning = warning
     }
 }

@@ -21,6 +21,8 @@ final class ClientConnection: @unchecked Sendable {
     var peerPID: Int32?
     /// Request tokens this peer still waits on, so a disconnect can drop them.
     var waiting: Set<UInt64> = []
+    /// Callback tokens this peer reserved (`awaitCallback`), dropped when it disconnects.
+    var reservations: Set<String> = []
 
     init(channel: Channel, kind: Kind, identity: String) {
         self.channel = channel

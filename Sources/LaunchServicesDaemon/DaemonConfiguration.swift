@@ -12,6 +12,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maximumPendingOpensPerApp: Int
     /// How long apps get to exit after their connection closes at shutdown, before SIGKILL.
     public var shutdownGrace: Duration
+    /// What happens to a callback that would not return to its caller (SPEC §4).
+    public var callbackPolicy: CallbackPolicy = .refuse
+    /// How much the pasteboards may hold.
+    public var pasteboardLimits = PasteboardLimits()
+    /// Callback addresses (`lsopen --wait`) one connection may hold at once.
+    public var maximumCallbackReservationsPerConnection = 16
     /// Whether `lsctl debug-stall` may block the loop (watchdog tests only). Set from the
     /// environment (`LAUNCHSERVICES_DEBUG_STALL=1`), never from a file.
     public var allowDebugStall = ProcessInfo.processInfo.environment["LAUNCHSERVICES_DEBUG_STALL"] == "1"
@@ -49,6 +55,16 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var maximumFrameLength: Int?
         var maximumPendingOpensPerApp: Int?
         var shutdownGraceSeconds: Double?
+        var callbackPolicy: String?
+        var pasteboard: Pasteboard?
+
+        struct Pasteboard: Decodable {
+            var maximumBytes: Int?
+            var maximumTotalBytes: Int?
+            var maximumPasteboards: Int?
+            var maximumItems: Int?
+            var maximumExpirySeconds: Int?
+        }
 
         struct Deadlines: Decodable {
             var launch: Double?
@@ -97,15 +113,44 @@ public struct DaemonConfiguration: Sendable, Equatable {
         if let grace = file.shutdownGraceSeconds {
             config.shutdownGrace = try seconds(grace, "shutdownGraceSeconds", config.shutdownGrace)
         }
+        if let policy = file.callbackPolicy {
+            guard let value = CallbackPolicy(rawValue: policy) else {
+                throw ConfigurationError(path: path, problem: "callbackPolicy is '\(policy)'; give \(CallbackPolicy.allCases.map { "'\($0.rawValue)'" }.joined(separator: " or "))")
+            }
+            config.callbackPolicy = value
+        }
+        if let p = file.pasteboard {
+            func limit(_ value: Int?, _ key: String, _ range: ClosedRange<Int>, _ fallback: Int) throws -> Int {
+                guard let value else { return fallback }
+                guard range.contains(value) else { throw ConfigurationError(path: path, problem: "pasteboard.\(key) is \(value); give \(range.lowerBound) to \(range.upperBound)") }
+                return value
+            }
+            var limits = config.pasteboardLimits
+            // One pasteboard travels in one frame, so it must fit a frame with room for the envelope.
+            limits.maximumBytes = try limit(p.maximumBytes, "maximumBytes", 1...(config.maximumFrameLength - 4096), min(limits.maximumBytes, config.maximumFrameLength - 4096))
+            limits.maximumTotalBytes = try limit(p.maximumTotalBytes, "maximumTotalBytes", limits.maximumBytes...(1 << 32), limits.maximumTotalBytes)
+            limits.maximumPasteboards = try limit(p.maximumPasteboards, "maximumPasteboards", 1...100_000, limits.maximumPasteboards)
+            limits.maximumItems = try limit(p.maximumItems, "maximumItems", 1...1024, limits.maximumItems)
+            limits.maximumExpirySeconds = UInt64(try limit(p.maximumExpirySeconds, "maximumExpirySeconds", 1...(10 * 365 * 86400), Int(limits.maximumExpirySeconds)))
+            config.pasteboardLimits = limits
+        } else {
+            config.pasteboardLimits.maximumBytes = min(config.pasteboardLimits.maximumBytes, config.maximumFrameLength - 4096)
+        }
         return config
     }
 
     static func rejectUnknownKeys(_ data: Data, path: String) throws {
         guard let object = try? JSONSerialization.jsonObject(with: data) else { return }
         guard let top = object as? [String: Any] else { throw ConfigurationError(path: path, problem: "must hold a JSON object at the top level") }
-        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "shutdownGraceSeconds", "$comment"]
+        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "$comment"]
         for key in top.keys where !known.contains(key) {
             throw ConfigurationError(path: path, problem: "has unknown key '\(key)'; known keys: \(known.sorted().joined(separator: ", "))")
+        }
+        if let pasteboard = top["pasteboard"] as? [String: Any] {
+            let keys: Set<String> = ["maximumBytes", "maximumTotalBytes", "maximumPasteboards", "maximumItems", "maximumExpirySeconds"]
+            for key in pasteboard.keys where !keys.contains(key) {
+                throw ConfigurationError(path: path, problem: "has unknown key 'pasteboard.\(key)'; known: \(keys.sorted().joined(separator: ", "))")
+            }
         }
         if let deadlines = top["deadlines"] as? [String: Any] {
             let phases = Set(LaunchPhase.allCases.map(\.rawValue))

@@ -46,6 +46,11 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private var deadlineTasks: [String: Scheduled<Void>] = [:]
     private var unflushed: [ObjectIdentifier: Channel] = [:]
     private var deniedQueries: Set<String> = []
+    /// The pasteboards (SPEC §5) and where persistent ones are kept.
+    var pasteboards = Pasteboards()
+    var pasteboardStore: PasteboardStore?
+    /// Callback addresses reserved by callers that own no scheme (`lsopen --wait`), by token.
+    var reservations: [String: CallbackReservation] = [:]
     private var nextRequestToken: UInt64 = 1
     private var opensServed = 0
     private var shuttingDown = false
@@ -79,9 +84,13 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         var stored: [RegistryStore.Stored] = []
         var defaults: [URLScheme: String] = [:]
         var store: RegistryStore?
+        var pasteboardStore: PasteboardStore?
+        var savedPasteboards: [Pasteboard] = []
         if let stateFolder {
             store = try RegistryStore(folder: stateFolder)
             (stored, defaults) = try store!.load()
+            pasteboardStore = try PasteboardStore(folder: stateFolder)
+            savedPasteboards = try pasteboardStore!.load()
         }
         let manual = stored.filter { $0.source == .manual }.map(\.app)
         let manualPaths = Dictionary(manual.map { ($0.id, $0.path) }, uniquingKeysWith: { a, _ in a })
@@ -99,9 +108,13 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         }
         try store?.replaceFolderApps(folderApps)
         let (opened, loaded, refused, fromFolders) = (store, defaults, errors, folderApps)
+        let (openedPasteboards, restored) = (pasteboardStore, savedPasteboards)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             loop.execute {
                 self.store = opened
+                self.pasteboardStore = openedPasteboards
+                self.pasteboards = Pasteboards(limits: self.configuration.pasteboardLimits, restoring: restored)
+                self.expirePasteboards()
                 for app in manual {
                     self.registry.register(app)
                     self.sources[app.id] = .manual
@@ -325,6 +338,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         connections[ObjectIdentifier(connection.channel)] = nil
         unflushed[ObjectIdentifier(connection.channel)] = nil
         for token in connection.waiting { waiting[token] = nil }
+        for token in connection.reservations { reservations[token] = nil }
         if let app = connection.appID, appConnections[app] === connection {
             appConnections[app] = nil
             // At shutdown the daemon closed it: the app exits by itself, killed only after the grace.
@@ -350,8 +364,12 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             return
         }
         switch envelope.message {
-        case .open(let url, let annotation):
-            open(url, annotation: annotation, id: envelope.id, from: connection)
+        case .open(let url, let annotation, let returnTo):
+            open(url, annotation: annotation, returnTo: returnTo, id: envelope.id, from: connection)
+        case .awaitCallback:
+            reserveCallback(id: envelope.id, for: connection)
+        case .pasteboard(let request):
+            send(Envelope(id: envelope.id, pasteboard(request, from: connection)), to: connection)
         case .canOpen(let url):
             canOpen(url, id: envelope.id, from: connection)
         case .query("debug-stall"):
@@ -463,13 +481,30 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: bundle.id)), to: connection)
     }
 
-    private func open(_ text: String, annotation: PropertyListValue?, id: UInt32, from connection: ClientConnection) {
+    private func open(_ text: String, annotation: PropertyListValue?, returnTo: String?, id: UInt32, from connection: ClientConnection) {
         let url: ParsedURL
         do {
             url = try ParsedURL(text)
         } catch {
             send(Envelope(id: id, .openResult(.failure(OpenError(.invalidURL, "invalid URL: \(error)")))), to: connection)
             return
+        }
+        if let token = CallbackAddress.token(of: url) {
+            routeCallback(url, token: token, returnTo: returnTo, id: id, from: connection)
+            return
+        }
+        var warning: String?
+        if let violation = callbackViolation(url, returnTo: returnTo, from: connection) {
+            switch configuration.callbackPolicy {
+            case .refuse:
+                logger.warning("open refused: \(violation.message)", metadata: ["url_scheme": "\(url.scheme)", "outcome": "notPermitted", "peer": "\(connection.identity)"])
+                let refusal = OpenError(.notPermitted, "refused to open \(text): \(violation.message) (callbackPolicy is 'refuse')")
+                send(Envelope(id: id, .openResult(.failure(refusal, app: registry.handler(for: url.scheme)?.id))), to: connection)
+                return
+            case .flag:
+                logger.notice("callback flagged: \(violation.message)", metadata: ["url_scheme": "\(url.scheme)", "peer": "\(connection.identity)"])
+                warning = violation.message
+            }
         }
         guard let app = registry.handler(for: url.scheme) else {
             logger.info("no handler", metadata: ["url_scheme": "\(url.scheme)", "outcome": "noHandler"])
@@ -491,7 +526,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         waiting[token] = (connection, id)
         schemes[token] = url.scheme
         connection.waiting.insert(token)
-        let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation)
+        let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation, warning: warning)
         perform(machine.open(request, app: app.id, now: now))
     }
 
@@ -527,9 +562,9 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             case .spawn(let app):
                 spawn(app)
             case .sendLaunchMethod(let app, let phase, let token, let request):
-                sendToApp(app, Envelope(id: UInt32(truncatingIfNeeded: token), .launchMethod(phase, Delivery(url: request.url, sourceApplication: request.sourceApplication, annotation: request.annotation))))
+                sendToApp(app, Envelope(id: UInt32(truncatingIfNeeded: token), .launchMethod(phase, Delivery(url: request.url, sourceApplication: request.sourceApplication, annotation: request.annotation, warning: request.warning))))
             case .deliver(let app, let token, let request):
-                sendToApp(app, Envelope(id: UInt32(truncatingIfNeeded: token), .deliver(Delivery(url: request.url, sourceApplication: request.sourceApplication, annotation: request.annotation))))
+                sendToApp(app, Envelope(id: UInt32(truncatingIfNeeded: token), .deliver(Delivery(url: request.url, sourceApplication: request.sourceApplication, annotation: request.annotation, warning: request.warning))))
             case .notify(let app, let notification):
                 sendToApp(app, Envelope(id: 0, .notify(notification)))
             case .armDeadline(let app, _, let token, let after):
@@ -620,7 +655,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     }
 
     /// Queues a frame; `flushPending` writes every touched channel once per event.
-    private func send(_ envelope: Envelope, to connection: ClientConnection) {
+    func send(_ envelope: Envelope, to connection: ClientConnection) {
         let channel = connection.channel
         channel.write(channel.allocator.buffer(bytes: Frame.encode(envelope)), promise: nil)
         unflushed[ObjectIdentifier(channel)] = channel
@@ -667,13 +702,16 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                 return SchemeReport(scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue, claimants: resolution.claimants)
             }
             return .queryResult(json: JSONDocument.encode(rows))
+        case "pasteboards":
+            expirePasteboards()
+            return .queryResult(json: JSONDocument.encode(pasteboards.list(now: unixNow).map(PasteboardReport.init)))
         case "running":
             return .queryResult(json: JSONDocument.encode(machine.running.map {
                 RunningReport(id: $0.app, state: $0.record.state.rawValue, pid: $0.record.pid, frontmost: machine.frontmost == $0.app,
                               pendingOpens: $0.record.pendingOpens, phase: $0.record.currentPhase?.rawValue)
             }))
         default:
-            return .failure(OpenError(.protocolError, "unknown query '\(topic)'; known: status, apps, schemes, conflicts, running"))
+            return .failure(OpenError(.protocolError, "unknown query '\(topic)'; known: status, apps, schemes, conflicts, running, pasteboards"))
         }
     }
 }

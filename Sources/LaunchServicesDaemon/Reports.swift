@@ -1,4 +1,5 @@
 import Foundation
+import LaunchServicesCore
 
 /// The JSON documents `lsctl` receives (and prints verbatim with `--json`). Field names are
 /// part of the interface: add, never rename.
@@ -68,4 +69,31 @@ struct RescanSummary: Encodable {
     var changed: [String] = []
     var removed: [String] = []
     var refused: [String] = []
+}
+
+/// One line of `lsctl pasteboard list`: what a pasteboard holds, never the data itself.
+struct PasteboardReport: Encodable {
+    var name: String
+    var changeCount: UInt64
+    var items: [Item]
+    var bytes: Int
+    var expiresInSeconds: UInt64?
+    var persistent: Bool
+    var passwordProtected: Bool
+
+    struct Item: Encodable {
+        var type: String
+        var bytes: Int
+    }
+
+    init(_ snapshot: PasteboardSnapshot) {
+        name = snapshot.name
+        changeCount = snapshot.changeCount
+        // A protected pasteboard's types and sizes stay private too.
+        items = snapshot.passwordProtected ? [] : snapshot.items.map { Item(type: $0.type, bytes: $0.data.count) }
+        bytes = snapshot.passwordProtected ? 0 : snapshot.items.reduce(0) { $0 + $1.data.count }
+        expiresInSeconds = snapshot.expiresInSeconds
+        persistent = snapshot.persistent
+        passwordProtected = snapshot.passwordProtected
+    }
 }

@@ -16,11 +16,15 @@ public struct Delivery: Sendable, Equatable {
     public var url: String
     public var sourceApplication: String
     public var annotation: PropertyListValue?
+    /// Set when the URL breaks the callback rule and the daemon's callback policy is `flag`:
+    /// why it would not have been delivered under `refuse` (CallbackProtection.swift).
+    public var warning: String?
 
-    public init(url: String, sourceApplication: String, annotation: PropertyListValue? = nil) {
+    public init(url: String, sourceApplication: String, annotation: PropertyListValue? = nil, warning: String? = nil) {
         self.url = url
         self.sourceApplication = sourceApplication
         self.annotation = annotation
+        self.warning = warning
     }
 }
 
@@ -33,14 +37,27 @@ public enum Message: Sendable, Equatable {
     case welcome(version: UInt64, identity: String)
     /// Daemon → peer: the request with this id failed (or, with id 0, the connection did).
     case failure(OpenError)
-    /// Peer → daemon: open a URL.
-    case open(url: String, annotation: PropertyListValue?)
+    /// Peer → daemon: open a URL. `returnTo` says the open returns control to that app (or
+    /// tool identity); the daemon then refuses a URL that would open anywhere else.
+    case open(url: String, annotation: PropertyListValue?, returnTo: String? = nil)
     /// Daemon → peer: how the open went.
     case openResult(OpenOutcome)
     /// Peer → daemon: is there a handler for this URL's scheme?
     case canOpen(url: String)
     /// Daemon → peer. `app` is given only to unrestricted clients (not to apps).
     case canOpenResult(canOpen: Bool, app: String?)
+    /// Peer → daemon: reserve a callback address (`x-lsopen-callback://TOKEN`) for a caller
+    /// that owns no scheme; the daemon answers `callbackAddress`, and later `callback`, both
+    /// under this request's id.
+    case awaitCallback
+    /// Daemon → peer: the reserved address; append `/success`, `/error` or `/cancel`.
+    case callbackAddress(url: String)
+    /// Daemon → peer: someone opened the reserved address; the reservation is used up.
+    case callback(url: String, sourceApplication: String)
+    /// Peer → daemon: copy to, paste from or clear a pasteboard.
+    case pasteboard(PasteboardRequest)
+    /// Daemon → peer: the pasteboard after the request (for paste, the matching items).
+    case pasteboardResult(PasteboardSnapshot)
     /// Peer → daemon: an inspection (`status`, `apps`, `running`).
     case query(topic: String)
     /// Daemon → peer: the inspection's or command's answer as a JSON document.
@@ -66,6 +83,11 @@ public enum Message: Sendable, Equatable {
         case .openResult: return 0x11
         case .canOpen: return 0x12
         case .canOpenResult: return 0x13
+        case .awaitCallback: return 0x14
+        case .callbackAddress: return 0x15
+        case .callback: return 0x16
+        case .pasteboard: return 0x40
+        case .pasteboardResult: return 0x41
         case .query: return 0x20
         case .queryResult: return 0x21
         case .command: return 0x22
@@ -85,6 +107,11 @@ public enum Message: Sendable, Equatable {
         case .openResult: return "openResult"
         case .canOpen: return "canOpen"
         case .canOpenResult: return "canOpenResult"
+        case .awaitCallback: return "awaitCallback"
+        case .callbackAddress: return "callbackAddress"
+        case .callback: return "callback"
+        case .pasteboard: return "pasteboard"
+        case .pasteboardResult: return "pasteboardResult"
         case .query: return "query"
         case .queryResult: return "queryResult"
         case .command: return "command"

@@ -18,9 +18,10 @@ extension Envelope {
             w.field(1, string: error.code.rawValue)
             w.field(2, string: error.message)
             if let phase = error.phase { w.field(3, string: phase.rawValue) }
-        case .open(let url, let annotation):
+        case .open(let url, let annotation, let returnTo):
             w.field(1, string: url)
             if let annotation { w.nested(2) { $0.plist(annotation) } }
+            if let returnTo { w.field(3, string: returnTo) }
         case .openResult(let outcome):
             w.field(1, bool: outcome.opened)
             if let app = outcome.app { w.field(2, string: app) }
@@ -42,6 +43,28 @@ extension Envelope {
         case .canOpenResult(let canOpen, let app):
             w.field(1, bool: canOpen)
             if let app { w.field(2, string: app) }
+        case .awaitCallback:
+            break
+        case .callbackAddress(let url):
+            w.field(1, string: url)
+        case .callback(let url, let source):
+            w.field(1, string: url)
+            w.field(2, string: source)
+        case .pasteboard(let request):
+            w.field(1, string: request.operation.rawValue)
+            if let name = request.name { w.field(2, string: name) }
+            for item in request.items { w.item(item) }
+            if let type = request.type { w.field(4, string: type) }
+            if let password = request.password { w.field(5, string: password) }
+            if let seconds = request.expireSeconds { w.field(6, u64: seconds) }
+            if request.persistent { w.field(7, bool: true) }
+        case .pasteboardResult(let snapshot):
+            w.field(1, string: snapshot.name)
+            w.field(2, u64: snapshot.changeCount)
+            for item in snapshot.items { w.item(item) }
+            if let seconds = snapshot.expiresInSeconds { w.field(4, u64: seconds) }
+            w.field(5, bool: snapshot.persistent)
+            w.field(6, bool: snapshot.passwordProtected)
         case .query(let topic):
             w.field(1, string: topic)
         case .queryResult(let json):
@@ -85,7 +108,7 @@ extension Envelope {
                 try f.enumValue(1, "failure", "code"), phase: try f.optionalEnum(3, "phase"),
                 try f.string(2, "failure", "message")))
         case 0x10:
-            message = .open(url: try f.string(1, "open", "url"), annotation: try f.optionalPlist(2))
+            message = .open(url: try f.string(1, "open", "url"), annotation: try f.optionalPlist(2), returnTo: f.optionalString(3))
         case 0x11:
             var timings: [PhaseTiming] = []
             for value in f.all(8) {
@@ -109,6 +132,26 @@ extension Envelope {
             message = .canOpen(url: try f.string(1, "canOpen", "url"))
         case 0x13:
             message = .canOpenResult(canOpen: try f.bool(1, "canOpenResult", "canOpen"), app: f.optionalString(2))
+        case 0x14:
+            message = .awaitCallback
+        case 0x15:
+            message = .callbackAddress(url: try f.string(1, "callbackAddress", "url"))
+        case 0x16:
+            message = .callback(url: try f.string(1, "callback", "url"), sourceApplication: try f.string(2, "callback", "sourceApplication"))
+        case 0x40:
+            var request = PasteboardRequest(try f.enumValue(1, "pasteboard", "operation"))
+            request.name = f.optionalString(2)
+            request.items = try f.items("pasteboard")
+            request.type = f.optionalString(4)
+            request.password = f.optionalString(5)
+            request.expireSeconds = try f.optionalU64(6, "expireSeconds")
+            request.persistent = try f.optionalBool(7, "persistent") ?? false
+            message = .pasteboard(request)
+        case 0x41:
+            message = .pasteboardResult(PasteboardSnapshot(
+                name: try f.string(1, "pasteboardResult", "name"), changeCount: try f.u64(2, "pasteboardResult", "changeCount"),
+                items: try f.items("pasteboardResult"), expiresInSeconds: try f.optionalU64(4, "expiresInSeconds"),
+                persistent: try f.optionalBool(5, "persistent") ?? false, passwordProtected: try f.optionalBool(6, "passwordProtected") ?? false))
         case 0x20:
             message = .query(topic: try f.string(1, "query", "topic"))
         case 0x21:
@@ -162,6 +205,25 @@ struct Fields {
         guard let v = first(tag) else { throw .missingField(kind: kind, field: name) }
         return try v.bool(name)
     }
+    func optionalU64(_ tag: UInt8, _ name: String) throws(WireError) -> UInt64? {
+        guard let v = first(tag) else { return nil }
+        return try v.u64(name)
+    }
+    /// Tag 3 of pasteboard messages, repeated: each a nested `1 type`, `2 data`.
+    func items(_ kind: String) throws(WireError) -> [PasteboardItem] {
+        var items: [PasteboardItem] = []
+        for value in all(3) {
+            var g = Fields()
+            var nested = value
+            while !nested.isAtEnd {
+                let (tag, v) = try nested.field()
+                g.append(tag, v)
+            }
+            guard let data = g.first(2) else { throw .missingField(kind: kind, field: "item.data") }
+            items.append(PasteboardItem(type: try g.string(1, kind, "item.type"), data: data.bytes))
+        }
+        return items
+    }
     func optionalBool(_ tag: UInt8, _ name: String) throws(WireError) -> Bool? {
         guard let v = first(tag) else { return nil }
         return try v.bool(name)
@@ -183,7 +245,7 @@ struct Fields {
         return value
     }
     func delivery(_ kind: String) throws(WireError) -> Delivery {
-        Delivery(url: try string(2, kind, "url"), sourceApplication: try string(3, kind, "sourceApplication"), annotation: try optionalPlist(4))
+        Delivery(url: try string(2, kind, "url"), sourceApplication: try string(3, kind, "sourceApplication"), annotation: try optionalPlist(4), warning: optionalString(5))
     }
 }
 
@@ -192,5 +254,13 @@ extension WireWriter {
         field(2, string: d.url)
         field(3, string: d.sourceApplication)
         if let annotation = d.annotation { nested(4) { $0.plist(annotation) } }
+        if let warning = d.warning { field(5, string: warning) }
+    }
+
+    mutating func item(_ item: PasteboardItem) {
+        nested(3) {
+            $0.field(1, string: item.type)
+            $0.field(2, item.data)
+        }
     }
 }

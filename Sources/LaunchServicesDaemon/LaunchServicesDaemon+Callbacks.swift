@@ -1,0 +1,73 @@
+import LaunchServicesCore
+import LaunchServicesProtocol
+import Logging
+
+/// A callback address a caller reserved: where a callback to it is delivered.
+struct CallbackReservation {
+    let connection: ClientConnection
+    /// The `awaitCallback` request id; the `callback` message carries it.
+    let id: UInt32
+}
+
+/// Returning control (SPEC §4): checking the callbacks a request names, and delivering
+/// callbacks to callers that own no scheme (`lsopen --wait`).
+extension LaunchServicesDaemon {
+    static let maximumReservations = 4096
+
+    /// Reserves `x-lsopen-callback://TOKEN` for this connection. The token is 128 random
+    /// bits, so no one can guess another caller's address.
+    func reserveCallback(id: UInt32, for connection: ClientConnection) {
+        guard connection.reservations.count < configuration.maximumCallbackReservationsPerConnection else {
+            send(Envelope(id: id, .failure(OpenError(.unavailable, "this connection already waits on \(connection.reservations.count) callback addresses, the limit"))), to: connection)
+            return
+        }
+        guard reservations.count < Self.maximumReservations else {
+            send(Envelope(id: id, .failure(OpenError(.unavailable, "launchservicesd already holds \(reservations.count) callback addresses; try again later"))), to: connection)
+            return
+        }
+        var generator = SystemRandomNumberGenerator()
+        let token = (0..<2).map { _ in
+            let hex = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+        reservations[token] = CallbackReservation(connection: connection, id: id)
+        connection.reservations.insert(token)
+        send(Envelope(id: id, .callbackAddress(url: CallbackAddress.base(token: token))), to: connection)
+    }
+
+    /// The callback rule for an open from `connection`: its x-success/x-error/x-cancel must
+    /// open in itself, and a returning open (`returnTo`) must open in exactly that app.
+    func callbackViolation(_ url: ParsedURL, returnTo: String?, from connection: ClientConnection) -> CallbackViolation? {
+        let check = CallbackCheck(
+            handler: { [registry] in registry.handler(for: $0)?.id },
+            reservationOwner: { [reservations] token in
+                guard let reservation = reservations[token] else { return nil }
+                // A request may name only its own connection's addresses; a reply may name
+                // any address whose owner it returns to.
+                if returnTo == nil, reservation.connection !== connection { return "another caller" }
+                return reservation.connection.identity
+            })
+        if let violation = check.checkRequest(url, source: connection.identity) { return violation }
+        if let returnTo { return check.check(url.string, returningTo: returnTo, parameter: "reply") }
+        return nil
+    }
+
+    /// Someone opened a reserved address: hand the URL to the waiting caller, once.
+    func routeCallback(_ url: ParsedURL, token: String, returnTo: String?, id: UInt32, from connection: ClientConnection) {
+        guard let reservation = reservations[token] else {
+            send(Envelope(id: id, .openResult(.failure(OpenError(.noHandler,
+                "nobody waits at \(CallbackAddress.base(token: token)): the caller that reserved it has gone, or was already called back")))), to: connection)
+            return
+        }
+        if let returnTo, returnTo != reservation.connection.identity {
+            let refusal = OpenError(.notPermitted, "refused to open \(url): the callback address belongs to \(reservation.connection.identity), not to \(returnTo)")
+            send(Envelope(id: id, .openResult(.failure(refusal))), to: connection)
+            return
+        }
+        reservations[token] = nil
+        reservation.connection.reservations.remove(token)
+        logger.info("callback from \(connection.identity) delivered to a waiting \(reservation.connection.identity)", metadata: ["bundle_id": "\(connection.identity)", "outcome": "callback"])
+        send(Envelope(id: reservation.id, .callback(url: url.string, sourceApplication: connection.identity)), to: reservation.connection)
+        send(Envelope(id: id, .openResult(OpenOutcome(app: reservation.connection.identity))), to: connection)
+    }
+}
