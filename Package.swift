@@ -96,6 +96,12 @@ let package = Package(
         .executableTarget(name: "xyz", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/xyz", linkerSettings: staticApp),
         .executableTarget(name: "todolist", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/todolist", linkerSettings: staticApp),
         .executableTarget(name: "lstestapp", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/lstestapp", linkerSettings: staticApp),
+        .executableTarget(name: "wordrev", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/wordrev", linkerSettings: staticApp),
+        .executableTarget(name: "schemedemo", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/schemedemo", linkerSettings: staticApp),
+        .executableTarget(name: "liteapp", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/liteapp", linkerSettings: staticApp),
+        .executableTarget(name: "fullapp", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/fullapp", linkerSettings: staticApp),
+        .executableTarget(name: "tweeter", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/tweeter", linkerSettings: staticApp),
+        .executableTarget(name: "x-sadun-services", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/x-sadun-services", linkerSettings: staticApp),
 
         .testTarget(name: "LaunchServicesCoreTests", dependencies: ["LaunchServicesCore"]),
         .testTarget(name: "LaunchServicesProtocolTests", dependencies: ["LaunchServicesProtocol", "LaunchServicesCore"]),

@@ -9,6 +9,12 @@ public enum ExitCodes {
     public static let refused: Int32 = 67
     public static let appFailed: Int32 = 68
     public static let unavailable: Int32 = 69
+    /// `lsopen --wait`: the app called back x-error.
+    public static let callbackError: Int32 = 70
+    /// `lsopen --wait`: the app called back x-cancel.
+    public static let callbackCancelled: Int32 = 71
+    /// `lsopen --wait`: no callback arrived before the deadline.
+    public static let callbackTimeout: Int32 = 72
 
     public static func code(for error: OpenErrorCode?) -> Int32 {
         guard let error else { return 0 }

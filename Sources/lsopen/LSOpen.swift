@@ -11,7 +11,9 @@ struct LSOpen: ParsableCommand {
         discussion: """
         Exit status: 0 delivered and handled; 64 usage; 65 invalid URL; 66 no handler; \
         67 refused (vetoed, not handled, not permitted); 68 app failed (launch failed, crashed, timed out); \
-        69 daemon unreachable or unavailable. With --can-open: 0 when a handler exists, 1 when not.
+        69 daemon unreachable or unavailable. With --can-open: 0 when a handler exists, 1 when not. \
+        With --wait: 0 the app called back x-success; \(ExitCodes.callbackError) it called back x-error; \
+        \(ExitCodes.callbackCancelled) it called back x-cancel; \(ExitCodes.callbackTimeout) no callback before --timeout.
         Opens from lsopen carry the source application \(ExitCodes.shellIdentity).
         """)
 
@@ -21,13 +23,16 @@ struct LSOpen: ParsableCommand {
     @Flag(help: "Only ask whether some app handles the URL's scheme; exit 0 (yes) or 1 (no).")
     var canOpen = false
 
+    @Flag(help: ArgumentHelp("Call an x-callback-url service and wait for its answer.", discussion: "lsopen adds its own x-success, x-error and x-cancel (and x-source=lsopen), waits for the app to call one back, and prints the returned parameters, one name=value per line (JSON: one object)."))
+    var wait = false
+
     @Flag(help: "Print one JSON object instead of text.")
     var json = false
 
     @Option(help: "An annotation (a property-list string) passed to the app unchanged.")
     var annotation: String?
 
-    @Option(help: "Seconds to wait for the daemon's answer.")
+    @Option(help: "Seconds to wait for the daemon's answer (with --wait: for the callback too).")
     var timeout: Double = 60
 
     @Option(help: "Socket path (default: $LAUNCHSERVICES_SOCKET, else $XDG_RUNTIME_DIR/launchservices/socket).")
@@ -35,6 +40,7 @@ struct LSOpen: ParsableCommand {
 
     func validate() throws {
         guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds, not \(timeout)") }
+        guard !(wait && canOpen) else { throw ValidationError("--wait and --can-open cannot be combined") }
     }
 
     func run() throws {
@@ -60,6 +66,11 @@ struct LSOpen: ParsableCommand {
             } catch let error as ClientError {
                 fail(error.code, error.description)
             }
+        }
+        if wait {
+            let waiter = CallbackWaiter(client: client, url: url, annotation: annotation.map { .string($0) }, timeout: limit, json: json)
+            let status = waiter.run(fail: fail)
+            throw ExitCode(status)
         }
         let outcome: OpenOutcome
         do {

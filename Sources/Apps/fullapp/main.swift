@@ -1,0 +1,105 @@
+import LaunchServicesApp
+import LaunchServicesClient
+
+/// The full version of the seed's lite-to-full upgrade.
+///
+/// When the user opens it (`fullapp://launch`, or `fullapp://x-callback-url/migrate` to get
+/// an answer), it checks its `importedFromLite` flag; if it has not imported yet, it asks
+/// canOpenURL whether the lite version is installed, and if so opens `liteapp://export`.
+/// The lite version puts its data on a pasteboard and opens `fullapp://import`; the full
+/// version reads it, keeps it, sets the flag (in its own defaults, kept across runs) and
+/// clears the pasteboard. Every later run finds the flag and imports nothing.
+final class FullAppDelegate: ApplicationDelegate {
+    static let liteVersion = "com.example.numerology-lite"
+    static let handOver = "com.example.numerology.import"
+    static let flag = "importedFromLite"
+    /// Who asked for a migration and waits for its result (x-callback-url).
+    var waiting: [CallbackRequest] = []
+    /// Set while the lite version is asked to export, so a second request does not ask again.
+    var exportRequested = false
+
+    func open(_ application: Application, url: ParsedURL, sourceApplication: String?, annotation: PropertyListValue?) -> Bool {
+        let caller = application.callbackRequest(url, sourceApplication: sourceApplication)
+        switch caller?.action ?? url.host ?? "" {
+        case "launch", "migrate":
+            migrate(application, caller: caller)
+            return true
+        case "import":
+            return importData(application, from: sourceApplication)
+        default:
+            say("unknown request \(url)")
+            if let caller { application.reply(caller, .error(code: "unknownAction", message: "fullapp offers launch, migrate and import")) }
+            return false
+        }
+    }
+
+    func migrate(_ application: Application, caller: CallbackRequest?) {
+        if application.defaults.bool(Self.flag) {
+            say("the lite version's data was imported before (\(application.defaults.string("importedCount") ?? "?") notes); nothing to import")
+            if let caller { application.reply(caller, .success([QueryItem(name: "imported", value: "0"), QueryItem(name: "reason", value: "alreadyImported")])) }
+            return
+        }
+        guard application.canOpenURL("liteapp://export") else {
+            say("no lite version installed; starting fresh")
+            if let caller { application.reply(caller, .success([QueryItem(name: "imported", value: "0"), QueryItem(name: "reason", value: "noLiteVersion")])) }
+            return
+        }
+        if let caller { waiting.append(caller) }
+        guard !exportRequested else {
+            say("the lite version is already exporting; waiting for it")
+            return
+        }
+        exportRequested = true
+        say("the lite version is installed: thanks for upgrading! asking it for its data")
+        application.open("liteapp://export") { outcome in
+            guard let error = outcome.error else { return }
+            say("the lite version did not export: \(error.message)")
+            self.exportRequested = false
+            for caller in self.waiting { application.reply(caller, .error(code: error.code.rawValue, message: error.message)) }
+            self.waiting = []
+        }
+    }
+
+    func importData(_ application: Application, from source: String?) -> Bool {
+        guard source == Self.liteVersion else {
+            say("ignoring an import from \(source ?? "?"): data comes only from the lite version")
+            return false
+        }
+        if application.defaults.bool(Self.flag) {
+            say("import ignored: the lite version's data was imported before")
+            return true
+        }
+        let board = application.pasteboard(named: Self.handOver)
+        let text: String
+        do {
+            guard let found = try board.text() else {
+                say("the hand-over pasteboard is empty; nothing to import")
+                return false
+            }
+            text = try board.paste(type: PasteboardType.plainText).items.first?.text ?? found
+        } catch {
+            say("could not read the hand-over pasteboard: \(error)")
+            return false
+        }
+        let notes = text.split(separator: "\n").map(String.init)
+        do {
+            let existing = application.storage.readText("notes") ?? ""
+            try application.storage.write("notes", text: existing + notes.map { $0 + "\n" }.joined())
+            try application.defaults.set("\(notes.count)", for: "importedCount")
+            try application.defaults.set(true, for: Self.flag)
+            try board.clear()
+        } catch {
+            say("import failed, nothing marked as imported: \(error)")
+            return false
+        }
+        exportRequested = false
+        say("imported \(notes.count) notes from the lite version: \(notes.joined(separator: "; "))")
+        for caller in waiting { application.reply(caller, .success([QueryItem(name: "imported", value: "\(notes.count)")])) }
+        waiting = []
+        return true
+    }
+}
+
+func say(_ text: String) { StandardStreams.output("[fullapp] \(text)\n") }
+
+Application.main(delegate: FullAppDelegate())

@@ -1,0 +1,152 @@
+import ArgumentParser
+import Foundation
+import LaunchServicesClient
+import LaunchServicesCore
+
+/// `lsctl pasteboard copy|paste|list|clear`: the daemon's pasteboards from a shell, reading
+/// stdin and writing stdout so a pipe can feed an app and read its answer.
+struct PasteboardCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pasteboard",
+        abstract: "Copy to, paste from, list or clear the pasteboards.",
+        discussion: "Without --name, the general pasteboard. Exit status: 0 done; 1 refused or nothing to paste; 69 daemon unreachable.",
+        subcommands: [Copy.self, Paste.self, List.self, Clear.self])
+
+    struct Selection: ParsableArguments {
+        @Option(help: "The pasteboard's name (default: the general pasteboard).")
+        var name: String?
+
+        @Option(help: "The pasteboard's password, when it has one.")
+        var password: String?
+    }
+
+    /// Sends one request; refusals exit 1 and an unreachable daemon 69, each with the daemon's words.
+    static func send(_ request: PasteboardRequest, _ options: CommonOptions) throws -> PasteboardSnapshot {
+        do {
+            let client = try LaunchServicesClient(socketPath: options.socket, program: "lsctl")
+            defer { client.close() }
+            return try client.pasteboard(request)
+        } catch {
+            StandardStreams.error("lsctl: \(error.description)\n")
+            if case .refused = error { throw ExitCode.failure }
+            throw ExitCode(ExitCodes.unavailable)
+        }
+    }
+
+    static func summary(_ s: PasteboardSnapshot) -> String {
+        var fields = ["\"name\":\(JSONText.quote(s.name))", "\"changeCount\":\(s.changeCount)", "\"persistent\":\(s.persistent)", "\"passwordProtected\":\(s.passwordProtected)"]
+        if let seconds = s.expiresInSeconds { fields.append("\"expiresInSeconds\":\(seconds)") }
+        return fields.joined(separator: ",")
+    }
+
+    struct Copy: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Put stdin (or --text) on a pasteboard, replacing what it held.")
+        @OptionGroup var options: CommonOptions
+        @OptionGroup var selection: Selection
+        @Option(help: "The item's type identifier: public.utf8-plain-text (default), public.json, public.data, …")
+        var type: String = PasteboardType.plainText
+        @Option(help: "Copy this text instead of reading stdin.")
+        var text: String?
+        @Option(help: "The items disappear after this many seconds.")
+        var expire: UInt64?
+        @Flag(help: "Keep the pasteboard across daemon restarts.")
+        var persistent = false
+
+        func run() throws {
+            let data: [UInt8]
+            if let text {
+                data = Array(text.utf8)
+            } else {
+                let limit = 64 << 20
+                guard let input = try readStdin(limit: limit) else {
+                    StandardStreams.error("lsctl: stdin holds more than \(limit) bytes; a pasteboard holds far less (see pasteboard.maximumBytes)\n")
+                    throw ExitCode.failure
+                }
+                data = input
+            }
+            let snapshot = try PasteboardCommand.send(PasteboardRequest(.copy, name: selection.name, items: [PasteboardItem(type: type, data: data)],
+                                                                        password: selection.password, expireSeconds: expire, persistent: persistent), options)
+            if options.json {
+                print("{" + PasteboardCommand.summary(snapshot) + ",\"bytes\":\(data.count)}")
+            } else {
+                StandardStreams.error("copied \(data.count) bytes of \(type) to pasteboard '\(snapshot.name)' (change \(snapshot.changeCount)\(snapshot.persistent ? ", persistent" : "")\(expire.map { ", expires in \($0) s" } ?? ""))\n")
+            }
+        }
+
+        func readStdin(limit: Int) throws -> [UInt8]? {
+            do {
+                return try StandardStreams.readInput(limit: limit)
+            } catch {
+                StandardStreams.error("lsctl: \(error.description)\n")
+                throw ExitCode.failure
+            }
+        }
+    }
+
+    struct Paste: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Write a pasteboard's first item (of --type, when given) to stdout.")
+        @OptionGroup var options: CommonOptions
+        @OptionGroup var selection: Selection
+        @Option(help: "Only an item conforming to this type (public.text matches plain text and JSON; public.data anything).")
+        var type: String?
+
+        func run() throws {
+            let snapshot = try PasteboardCommand.send(PasteboardRequest(.paste, name: selection.name, type: type, password: selection.password), options)
+            if options.json {
+                let items = snapshot.items.map { item -> String in
+                    var fields = ["\"type\":\(JSONText.quote(item.type))", "\"bytes\":\(item.data.count)"]
+                    if let text = item.text, PasteboardType.conforms(item.type, to: PasteboardType.text) {
+                        fields.append("\"text\":\(JSONText.quote(text))")
+                    } else {
+                        fields.append("\"base64\":\(JSONText.quote(Data(item.data).base64EncodedString()))")
+                    }
+                    return "{" + fields.joined(separator: ",") + "}"
+                }
+                print("{" + PasteboardCommand.summary(snapshot) + ",\"items\":[" + items.joined(separator: ",") + "]}")
+                return
+            }
+            guard let item = snapshot.items.first else {
+                StandardStreams.error("lsctl: pasteboard '\(snapshot.name)' is empty\n")
+                throw ExitCode.failure
+            }
+            StandardStreams.output(bytes: item.data)
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the pasteboards: items, sizes, change counts, expiry (never their data).")
+        @OptionGroup var options: CommonOptions
+
+        func run() throws {
+            guard let boards = try options.query("pasteboards") as? [[String: Any]] else { throw ExitCode(ExitCodes.unavailable) }
+            if boards.isEmpty {
+                print("no pasteboards")
+                return
+            }
+            for board in boards {
+                let items = (board["items"] as? [[String: Any]] ?? []).map { "\($0["type"] as? String ?? "?") (\($0["bytes"] as? Int ?? 0) bytes)" }
+                var notes: [String] = ["change \(board["changeCount"] as? Int ?? 0)"]
+                if board["persistent"] as? Bool == true { notes.append("persistent") }
+                if board["passwordProtected"] as? Bool == true { notes.append("password-protected") }
+                if let seconds = board["expiresInSeconds"] as? Int { notes.append("expires in \(seconds) s") }
+                let contents = board["passwordProtected"] as? Bool == true ? "(protected)" : (items.isEmpty ? "empty" : items.joined(separator: ", "))
+                print("\(board["name"] as? String ?? "?"): \(contents); \(notes.joined(separator: ", "))")
+            }
+        }
+    }
+
+    struct Clear: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Empty a pasteboard.")
+        @OptionGroup var options: CommonOptions
+        @OptionGroup var selection: Selection
+
+        func run() throws {
+            let snapshot = try PasteboardCommand.send(PasteboardRequest(.clear, name: selection.name, password: selection.password), options)
+            if options.json {
+                print("{" + PasteboardCommand.summary(snapshot) + "}")
+            } else {
+                print("cleared pasteboard '\(snapshot.name)' (change \(snapshot.changeCount))")
+            }
+        }
+    }
+}
