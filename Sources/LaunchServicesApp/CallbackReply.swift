@@ -29,6 +29,8 @@ extension Application {
     }
 
     /// Replies to a request: opens its x-success, x-error or x-cancel URL as a returning open,
+    /// (a request answered this way, even with x-error, counts as handled: return YES from
+    /// `open`, so the caller hears about the failure once, from the callback)
     /// so the daemon delivers it only to the app that sent the request. Returns false when
     /// the caller gave no URL for this result (nothing is opened).
     @discardableResult

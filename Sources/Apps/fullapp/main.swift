@@ -28,7 +28,7 @@ final class FullAppDelegate: ApplicationDelegate {
             return importData(application, from: sourceApplication)
         default:
             say("unknown request \(url)")
-            if let caller { application.reply(caller, .error(code: "unknownAction", message: "fullapp offers launch, migrate and import")) }
+            if let caller { application.reply(caller, .error(code: "unknownAction", message: "fullapp offers launch, migrate and import")); return true }  // answered through x-error
             return false
         }
     }

@@ -99,8 +99,8 @@ class TestDelegate {
         behavior.record("\(phase) url=\(options.urlString) source=\(options.sourceApplication) annotation=\(options.annotation?.description ?? "nil")")
         return behavior.act(what, phase: phase)
     }
-    func deliver(_ method: String, _ url: ParsedURL, _ source: String?) -> Bool {
-        behavior.record("\(method) url=\(url) source=\(source ?? "nil") host=\(url.host ?? "nil") query=\(url.query ?? "nil") fragment=\(url.fragment ?? "nil")")
+    func deliver(_ method: String, _ url: ParsedURL, _ source: String?, warning: String? = nil) -> Bool {
+        behavior.record("\(method) url=\(url) source=\(source ?? "nil") host=\(url.host ?? "nil") query=\(url.query ?? "nil") fragment=\(url.fragment ?? "nil")" + (warning.map { " warning=\($0)" } ?? ""))
         return behavior.act(behavior.open, phase: method)
     }
     func notified(_ name: String, _ application: Application) {
@@ -138,7 +138,7 @@ extension ApplicationDelegate where Self: TestDelegate {
 
 final class ModernDelegate: TestDelegate, ApplicationDelegate {
     func open(_ application: Application, url: ParsedURL, sourceApplication: String?, annotation: PropertyListValue?) -> Bool {
-        deliver("open", url, sourceApplication)
+        deliver("open", url, sourceApplication, warning: application.currentDeliveryWarning)
     }
 }
 

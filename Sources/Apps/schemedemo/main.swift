@@ -26,7 +26,7 @@ final class SchemeDemoDelegate: ApplicationDelegate {
             return answer(application, action: action, url: url, from: sourceApplication)
         default:
             say("unknown request \(url)")
-            if let caller { application.reply(caller, .error(code: "unknownAction", message: "schemedemo knows 'reverse'")) }
+            if let caller { application.reply(caller, .error(code: "unknownAction", message: "schemedemo knows 'reverse'")); return true }  // answered through x-error
             return false
         }
     }

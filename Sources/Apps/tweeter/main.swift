@@ -20,14 +20,14 @@ final class TweeterDelegate: ApplicationDelegate {
         let action = caller?.action ?? url.host ?? url.path
         guard action == "post" || action == "/post" else {
             say("unknown request \(url); tweeter offers tweeter://post?message=…")
-            if let caller { application.reply(caller, .error(code: "unknownAction", message: "tweeter offers 'post'")) }
+            if let caller { application.reply(caller, .error(code: "unknownAction", message: "tweeter offers 'post'")); return true }  // answered through x-error
             return false
         }
         let message = caller?.parameter("message") ?? url.queryValue("message") ?? ""
         guard !message.isEmpty, message.count <= Self.maximumLength else {
             let why = message.isEmpty ? "the message is empty" : "the message has \(message.count) characters; at most \(Self.maximumLength) fit"
             say("not posting for \(sourceApplication ?? "?"): \(why)")
-            if let caller { application.reply(caller, .error(code: message.isEmpty ? "emptyMessage" : "tooLong", message: why)) }
+            if let caller { application.reply(caller, .error(code: message.isEmpty ? "emptyMessage" : "tooLong", message: why)); return true }  // answered through x-error
             return false
         }
         let credentials: Credentials
@@ -35,7 +35,7 @@ final class TweeterDelegate: ApplicationDelegate {
             credentials = try Credentials.load(application.storage)
         } catch {
             say("cannot read or create the credentials: \(error)")
-            if let caller { application.reply(caller, .error(code: "noCredentials", message: "tweeter has no usable credentials")) }
+            if let caller { application.reply(caller, .error(code: "noCredentials", message: "tweeter has no usable credentials")); return true }  // answered through x-error
             return false
         }
         say("composing a post for \(sourceApplication ?? "?") as \(credentials.account): \"\(message)\"")
@@ -44,7 +44,7 @@ final class TweeterDelegate: ApplicationDelegate {
             try application.storage.appendLine("outbox", "\(postID)\t\(credentials.account)\t\(sourceApplication ?? "?")\t\(PercentEncoding.encodeComponent(message))")
         } catch {
             say("could not send: \(error)")
-            if let caller { application.reply(caller, .error(code: "sendFailed", message: "\(error)")) }
+            if let caller { application.reply(caller, .error(code: "sendFailed", message: "\(error)")); return true }  // answered through x-error
             return false
         }
         // The token signs the request inside this app; only a fingerprint is ever shown.

@@ -26,14 +26,14 @@ final class SadunServicesDelegate: ApplicationDelegate {
         case "paste":
             guard let data = value("data") else {
                 say("paste from \(sourceApplication ?? "?") without data=…; nothing pasted")
-                if let caller { application.reply(caller, .error(code: "missingData", message: "pass data=… to paste")) }
+                if let caller { application.reply(caller, .error(code: "missingData", message: "pass data=… to paste")); return true }  // answered through x-error
                 return false
             }
             var expire: UInt64?
             if let text = value("expire") {
                 guard let seconds = UInt64(text), seconds > 0 else {
                     say("expire=\(text) is not a number of seconds; nothing pasted")
-                    if let caller { application.reply(caller, .error(code: "badExpire", message: "expire must be a positive number of seconds, not '\(text)'")) }
+                    if let caller { application.reply(caller, .error(code: "badExpire", message: "expire must be a positive number of seconds, not '\(text)'")); return true }  // answered through x-error
                     return false
                 }
                 expire = seconds
@@ -43,7 +43,7 @@ final class SadunServicesDelegate: ApplicationDelegate {
                 changeCount = try board.copy(text: data, expireSeconds: expire, password: value("password"))
             } catch {
                 say("could not paste to '\(shown)': \(error)")
-                if let caller { application.reply(caller, .error(code: "pasteFailed", message: "\(error)")) }
+                if let caller { application.reply(caller, .error(code: "pasteFailed", message: "\(error)")); return true }  // answered through x-error
                 return false
             }
             say("pasted \(data.utf8.count) bytes for \(sourceApplication ?? "?") to pasteboard '\(shown)'\(value("password") != nil ? " (password-protected)" : "")\(expire.map { ", expires in \($0) s" } ?? "")")
@@ -61,13 +61,13 @@ final class SadunServicesDelegate: ApplicationDelegate {
                 if let caller { application.reply(caller, .success([QueryItem(name: "data", value: text ?? "")]), completion: report) }
             } catch {
                 say("could not read '\(shown)': \(error)")
-                if let caller { application.reply(caller, .error(code: "copyFailed", message: "\(error)")) }
+                if let caller { application.reply(caller, .error(code: "copyFailed", message: "\(error)")); return true }  // answered through x-error
                 return false
             }
             return true
         default:
             say("unknown service '\(action)' in \(url); known: paste, copy")
-            if let caller { application.reply(caller, .error(code: "unknownAction", message: "x-sadun-services offers paste and copy")) }
+            if let caller { application.reply(caller, .error(code: "unknownAction", message: "x-sadun-services offers paste and copy")); return true }  // answered through x-error
             return false
         }
     }

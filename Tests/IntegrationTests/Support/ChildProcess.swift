@@ -10,8 +10,8 @@ final class ChildProcess: @unchecked Sendable {
     private var status: Int32?
 
     /// Starts `path` (a path, or a name looked up on PATH) with `arguments`.
-    init(_ path: String, _ arguments: [String], environment: [String: String], stdout: String, stderr: String) throws {
-        let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    init(_ path: String, _ arguments: [String], environment: [String: String], stdin: String = "/dev/null", stdout: String, stderr: String) throws {
+        let input = open(stdin, O_RDONLY | O_CLOEXEC)
         let output = open(stdout, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         let errors = stdout == stderr ? output : open(stderr, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         defer {
@@ -69,13 +69,13 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Runs a program to completion (bounded), returning status and output.
-    static func run(_ path: String, _ arguments: [String], environment: [String: String], scratch: String, timeout: TimeInterval) throws -> ToolRun {
+    static func run(_ path: String, _ arguments: [String], environment: [String: String], scratch: String, timeout: TimeInterval, stdin: String = "/dev/null") throws -> ToolRun {
         let out = scratch + "/\(UUID().uuidString).out", err = out + ".err"
         defer {
             try? FileManager.default.removeItem(atPath: out)
             try? FileManager.default.removeItem(atPath: err)
         }
-        let child = try ChildProcess(path, arguments, environment: environment, stdout: out, stderr: err)
+        let child = try ChildProcess(path, arguments, environment: environment, stdin: stdin, stdout: out, stderr: err)
         guard let status = child.wait(timeout: timeout) else {
             kill(child.pid, SIGKILL)
             child.wait(timeout: 10)

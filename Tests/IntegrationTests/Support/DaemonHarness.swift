@@ -19,6 +19,20 @@ struct TestApp {
         TestApp(folder: name, id: "test.\(name)", schemes: schemes ?? [name], behavior: behavior)
     }
 
+    /// A demo app as the repository ships it: its `config/apps/NAME/Info.plist` and executable.
+    static func demo(_ name: String) throws -> TestApp {
+        let plist = try String(contentsOfFile: repositoryRoot + "/config/apps/\(name)/Info.plist", encoding: .utf8)
+        guard let start = plist.range(of: "<key>CFBundleIdentifier</key>"),
+              let open = plist.range(of: "<string>", range: start.upperBound..<plist.endIndex),
+              let close = plist.range(of: "</string>", range: open.upperBound..<plist.endIndex) else {
+            throw HarnessError("config/apps/\(name)/Info.plist has no CFBundleIdentifier")
+        }
+        return TestApp(folder: name, id: String(plist[open.upperBound..<close.lowerBound]), schemes: [], executable: name, rawPlist: plist)
+    }
+
+    static let repositoryRoot: String = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+
     var plist: String {
         if let rawPlist { return rawPlist }
         let schemeItems = schemes.map { "<string>\($0)</string>" }.joined()
@@ -94,10 +108,8 @@ final class DaemonHarness: @unchecked Sendable {
             arguments += ["--config", root + "/config.json"]
         }
         arguments += extraArguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_CONFIG_HOME"] = root + "/config-home"
-        environment["LAUNCHSERVICES_SOCKET"] = socket
         daemonArguments = arguments
+        let environment = daemonEnvironment
         daemon = try ChildProcess(Self.binary("launchservicesd"), arguments, environment: environment, stdout: daemonLog, stderr: daemonLog)
         try waitUntilServing()
     }
@@ -121,12 +133,22 @@ final class DaemonHarness: @unchecked Sendable {
         guard let old = daemon else { throw HarnessError("no daemon to restart") }
         kill(old.pid, signal)
         guard old.wait(timeout: 10) != nil else { throw HarnessError("launchservicesd did not die on signal \(signal)") }
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_CONFIG_HOME"] = root + "/config-home"
-        environment["LAUNCHSERVICES_SOCKET"] = socket
-        daemon = try ChildProcess(Self.binary("launchservicesd"), daemonArguments, environment: environment, stdout: daemonLog, stderr: daemonLog)
+        daemon = try ChildProcess(Self.binary("launchservicesd"), daemonArguments, environment: daemonEnvironment, stdout: daemonLog, stderr: daemonLog)
         try waitUntilServing()
     }
+
+    /// The daemon's environment, which the apps it launches inherit: private config and
+    /// data folders, so demo apps keep their files (credentials, defaults) under `root`.
+    private var daemonEnvironment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = root + "/config-home"
+        environment["XDG_DATA_HOME"] = dataHome
+        environment["LAUNCHSERVICES_SOCKET"] = socket
+        return environment
+    }
+
+    /// `XDG_DATA_HOME` of the daemon and its apps: app `ID` keeps its files in `dataHome/ID`.
+    var dataHome: String { root + "/data" }
 
     private func waitUntilServing() throws {
         let deadline = Date().addingTimeInterval(15)
@@ -171,10 +193,24 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// Runs a built tool (lsopen, lsctl) against this daemon, bounded by `timeout` seconds.
     @discardableResult
-    func run(_ tool: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ToolRun {
+    func run(_ tool: String, _ arguments: [String], timeout: TimeInterval = 60, stdin: String = "/dev/null") throws -> ToolRun {
         var environment = ProcessInfo.processInfo.environment
         environment["LAUNCHSERVICES_SOCKET"] = socket
-        return try ChildProcess.run(Self.binary(tool), arguments, environment: environment, scratch: root, timeout: timeout)
+        let path = tool.hasPrefix("/") ? tool : Self.binary(tool)
+        return try ChildProcess.run(path, arguments, environment: environment, scratch: root, timeout: timeout, stdin: stdin)
+    }
+
+    /// Runs a shell command line (with `$LSOPEN` and `$LSCTL` set) against this daemon.
+    func shell(_ command: String, timeout: TimeInterval = 60) throws -> ToolRun {
+        var environment = ProcessInfo.processInfo.environment
+        environment["LAUNCHSERVICES_SOCKET"] = socket
+        environment["LSOPEN"] = Self.binary("lsopen")
+        environment["LSCTL"] = Self.binary("lsctl")
+        return try ChildProcess.run("/bin/sh", ["-c", command], environment: environment, scratch: root, timeout: timeout)
+    }
+
+    func lsctl(_ arguments: String..., timeout: TimeInterval = 60, stdin: String = "/dev/null") throws -> ToolRun {
+        try run("lsctl", arguments, timeout: timeout, stdin: stdin)
     }
 
     func lsopen(_ arguments: String..., timeout: TimeInterval = 60) throws -> ToolRun {
