@@ -103,9 +103,9 @@ struct PasteboardTests {
     func expiry() throws {
         let h = try DaemonHarness(apps: [])
         defer { h.stop() }
-        #expect(try h.lsctl("pasteboard", "copy", "--name", "brief", "--expire", "1", "--text", "soon gone").status == 0)
+        #expect(try h.lsctl("pasteboard", "copy", "--name", "brief", "--expire", "3", "--text", "soon gone").status == 0)
         #expect(try h.lsctl("pasteboard", "paste", "--name", "brief").stdout == "soon gone")
-        try h.eventually("the items expire", within: 10) {
+        try h.eventually("the items expire", within: 15) {
             try h.lsctl("pasteboard", "paste", "--name", "brief").stderr.contains("is empty")
         }
         let list = try h.lsctl("pasteboard", "list", "--json")

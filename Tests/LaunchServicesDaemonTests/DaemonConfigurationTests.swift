@@ -90,7 +90,7 @@ struct DaemonConfigurationFileTests {
     func unknownKey() throws {
         let (error, _) = try #require(try refusal(#"{"deadline": {"launch": 1}}"#))
         #expect(error.problem.hasPrefix("has unknown key 'deadline'; known keys: "), "\(error)")
-        #expect(error.problem.contains("appsFolders, deadlines, maximumFrameLength, maximumPendingOpensPerApp, shutdownGraceSeconds"))
+        #expect(error.problem.contains("appsFolders, callbackPolicy, deadlines, maximumFrameLength, maximumPendingOpensPerApp, pasteboard, shutdownGraceSeconds"))
     }
 
     @Test("an unknown deadline is refused, naming deadlines.KEY and the phases")

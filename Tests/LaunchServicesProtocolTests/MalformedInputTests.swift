@@ -7,7 +7,7 @@ import Testing
 struct MalformedInputTests {
     typealias B = ProtocolBytes
 
-    @Test("unknown message kinds", arguments: [UInt8(0x00), 0x04, 0x14, 0x23, 0x34, 0x7E, 0xFF])
+    @Test("unknown message kinds", arguments: [UInt8(0x00), 0x04, 0x17, 0x23, 0x34, 0x42, 0x7E, 0xFF])
     func unknownKind(kind: UInt8) throws {
         let error = try #require(B.decodeError([kind, 0, 0, 0, 1]))
         #expect(error == .unknownKind(kind))
