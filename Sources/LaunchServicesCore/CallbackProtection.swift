@@ -89,7 +89,7 @@ public struct CallbackCheck {
         guard opener == returnTo else {
             let where_ = opener.map { "opens in \($0)" } ?? "opens in no app"
             return CallbackViolation(parameter: parameter, url: callback, message:
-                "the \(parameter) callback '\(callback)' \(where_), not in \(returnTo): a callback may only return to the app that asked for it (its scheme '\(target.scheme)' must open in \(returnTo))")
+                "the \(parameter) callback '\(callback)' \(where_), not in \(returnTo): a callback may only return to the app that asked for it")
         }
         return nil
     }

@@ -498,7 +498,11 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             switch configuration.callbackPolicy {
             case .refuse:
                 logger.warning("open refused: \(violation.message)", metadata: ["url_scheme": "\(url.scheme)", "outcome": "notPermitted", "peer": "\(connection.identity)"])
-                let refusal = OpenError(.notPermitted, "refused to open \(text): \(violation.message) (callbackPolicy is 'refuse')")
+                var words = violation.parameter == "reply" ? "refused: \(violation.message)" : "refused to open \(text): \(violation.message)"
+                if connection.identity == Self.shellIdentity, violation.parameter != "reply" {
+                    words += "; lsopen owns no URL scheme, so use lsopen --wait to be called back"
+                }
+                let refusal = OpenError(.notPermitted, words + " (callbackPolicy 'refuse')")
                 send(Envelope(id: id, .openResult(.failure(refusal, app: registry.handler(for: url.scheme)?.id))), to: connection)
                 return
             case .flag:
