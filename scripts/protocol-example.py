@@ -5,7 +5,9 @@ docs/PROTOCOL.md alone: an example of the wire protocol, and a check of that doc
 usage:
   scripts/protocol-example.py [options] URL              open URL; print the openResult as JSON
   scripts/protocol-example.py [options] --can-open URL   ask whether some app opens URL
-  scripts/protocol-example.py [options] --query TOPIC    status | apps | schemes | conflicts | running
+  scripts/protocol-example.py [options] --query TOPIC    status | apps | schemes | conflicts | running | pasteboards
+  scripts/protocol-example.py [options] --wait URL       call an x-callback-url; print the callback (§6.13)
+  scripts/protocol-example.py [options] --pasteboard OP  copy | paste | clear (§6.14), with --name, --text, --type
 
 options:
   --annotation JSON  send a property-list annotation with the open (a JSON string, number,
@@ -13,11 +15,14 @@ options:
   --program NAME     the program name in the hello (default protocol-example; lsopen sends lsopen)
   --hex              print every frame sent and received to stderr, as an annotated hex dump
   --timeout SECONDS  how long to wait for the answer (default 60)
+  --name NAME        the pasteboard (default: the general one)
+  --text TEXT        copy: the text to put on the pasteboard
+  --type TYPE        copy: the item's type (default public.utf8-plain-text); paste: only this type
 
 The socket is $LAUNCHSERVICES_SOCKET, else $XDG_RUNTIME_DIR/launchservices/socket, else
 /tmp/launchservices-UID/socket (PROTOCOL.md §1.1).
 
-Exit status: 0 opened / can open / query answered; 1 not opened / cannot open / the request
+Exit status: 0 opened / can open / query or pasteboard answered / called back with success; 1 not opened / cannot open / the request
 failed; 2 usage; 69 the daemon is unreachable or refused the connection.
 """
 import json
@@ -34,18 +39,25 @@ KINDS = {
     0x01: ("hello", {1: ("version", "u64"), 2: ("role", "str"), 3: ("program", "str"), 4: ("bundlePath", "str")}),
     0x02: ("welcome", {1: ("version", "u64"), 2: ("identity", "str")}),
     0x03: ("failure", {1: ("code", "str"), 2: ("message", "str"), 3: ("phase", "str")}),
-    0x10: ("open", {1: ("url", "str"), 2: ("annotation", "plist")}),
+    0x10: ("open", {1: ("url", "str"), 2: ("annotation", "plist"), 3: ("returnTo", "str")}),
     0x11: ("openResult", {1: ("opened", "bool"), 2: ("app", "str"), 3: ("code", "str"), 4: ("message", "str"),
                           5: ("phase", "str"), 6: ("method", "str"), 7: ("launched", "bool"), 8: ("timings*", "timing")}),
     0x12: ("canOpen", {1: ("url", "str")}),
     0x13: ("canOpenResult", {1: ("canOpen", "bool"), 2: ("app", "str")}),
+    0x14: ("awaitCallback", {}),
+    0x15: ("callbackAddress", {1: ("url", "str")}),
+    0x16: ("callback", {1: ("url", "str"), 2: ("sourceApplication", "str")}),
     0x20: ("query", {1: ("topic", "str")}),
     0x21: ("queryResult", {1: ("json", "str")}),
     0x22: ("command", {1: ("verb", "str"), 2: ("arguments*", "str")}),
-    0x30: ("launchMethod", {1: ("phase", "str"), 2: ("url", "str"), 3: ("sourceApplication", "str"), 4: ("annotation", "plist")}),
-    0x31: ("deliver", {2: ("url", "str"), 3: ("sourceApplication", "str"), 4: ("annotation", "plist")}),
+    0x30: ("launchMethod", {1: ("phase", "str"), 2: ("url", "str"), 3: ("sourceApplication", "str"), 4: ("annotation", "plist"), 5: ("warning", "str")}),
+    0x31: ("deliver", {2: ("url", "str"), 3: ("sourceApplication", "str"), 4: ("annotation", "plist"), 5: ("warning", "str")}),
     0x32: ("notify", {1: ("notification", "str")}),
     0x33: ("phaseResult", {1: ("accepted", "bool"), 2: ("method", "str")}),
+    0x40: ("pasteboard", {1: ("operation", "str"), 2: ("name", "str"), 3: ("items*", "item"), 4: ("type", "str"),
+                          5: ("password", "str"), 6: ("expireSeconds", "u64"), 7: ("persistent", "bool")}),
+    0x41: ("pasteboardResult", {1: ("name", "str"), 2: ("changeCount", "u64"), 3: ("items*", "item"),
+                                4: ("expiresInSeconds", "u64"), 5: ("persistent", "bool"), 6: ("passwordProtected", "bool")}),
 }
 KIND_BY_NAME = {name: kind for kind, (name, _) in KINDS.items()}
 
@@ -129,6 +141,15 @@ def decode_value(kind_type, value):
         return {"phase": nested[1].decode(), "nanoseconds": decode_value("u64", nested[2])}
     if kind_type == "plist":
         return decode_plist(value)
+    if kind_type == "item":                   # §6.14: nested tag 1 type, tag 2 raw bytes
+        nested = {}
+        for tag, v in split_fields(value):
+            nested.setdefault(tag, v)
+        data = nested[2]
+        try:
+            return {"type": nested[1].decode(), "text": data.decode("utf-8")}
+        except UnicodeDecodeError:
+            return {"type": nested[1].decode(), "hex": data.hex()}
 
 
 def decode(body):
@@ -168,9 +189,10 @@ def hexdump(raw, direction, out=sys.stderr):
         for tag, value in split_fields(data):
             field_name, kind_type = table.get(tag, ("unknown tag, ignored", "raw"))
             header = field(tag, value)[:5]
-            if kind_type in ("timing",):
+            if kind_type in ("timing", "item"):
                 row(header, "tag %d %s (%d bytes, nested):" % (tag, field_name.rstrip("*"), len(value)), indent)
-                fields_of(value, {1: ("phase", "str"), 2: ("nanoseconds", "u64")}, indent + "   ")
+                nested = {1: ("phase", "str"), 2: ("nanoseconds", "u64")} if kind_type == "timing" else {1: ("type", "str"), 2: ("data", "str")}
+                fields_of(value, nested, indent + "   ")
                 continue
             if kind_type == "plist":
                 row(header, "tag %d %s (%d bytes, one property-list value):" % (tag, field_name, len(value)), indent)
@@ -226,7 +248,8 @@ def frames(sock, show_hex):
 
 
 def main(argv):
-    options = {"--annotation": None, "--program": "protocol-example", "--timeout": "60", "--query": None, "--can-open": None}
+    options = {"--annotation": None, "--program": "protocol-example", "--timeout": "60", "--query": None, "--can-open": None,
+               "--wait": None, "--pasteboard": None, "--name": None, "--text": None, "--type": None}
     show_hex, rest = False, []
     args = list(argv)
     while args:
@@ -240,7 +263,19 @@ def main(argv):
             return 0
         else:
             rest.append(arg)
-    if options["--query"] is not None:
+    if options["--wait"] is not None:
+        return wait(options, show_hex)
+    if options["--pasteboard"] is not None:
+        fields = [field(1, options["--pasteboard"].encode())]
+        if options["--name"] is not None:
+            fields.append(field(2, options["--name"].encode()))
+        if options["--pasteboard"] == "copy":
+            item = field(1, (options["--type"] or "public.utf8-plain-text").encode()) + field(2, (options["--text"] or "").encode())
+            fields.append(field(3, item))
+        elif options["--type"] is not None:
+            fields.append(field(4, options["--type"].encode()))
+        request = frame("pasteboard", 1, fields)
+    elif options["--query"] is not None:
         request = frame("query", 1, [field(1, options["--query"].encode())])
     elif options["--can-open"] is not None:
         request = frame("canOpen", 1, [field(1, options["--can-open"].encode())])
@@ -278,7 +313,7 @@ def main(argv):
                 print(json.dumps(result, indent=2, ensure_ascii=False))
                 if name == "failure":
                     return 1
-                return 0 if message.get("opened", message.get("canOpen", name == "queryResult")) else 1
+                return 0 if message.get("opened", message.get("canOpen", name in ("queryResult", "pasteboardResult"))) else 1
     except socket.timeout:
         print(json.dumps({"kind": "timedOut", "socket": path, "message": "no answer within %s s" % options["--timeout"]}, indent=2))
         return 69
@@ -290,6 +325,50 @@ def main(argv):
         return 69
     finally:
         sock.close()
+
+
+def wait(options, show_hex):
+    """§6.13: reserve a callback address (request 1), open the URL naming it (request 2),
+    then read until both the openResult and the callback have come, in either order."""
+    from urllib.parse import quote
+    hello = frame("hello", 0, [field(1, struct.pack(">Q", 1)), field(2, b"client"), field(3, options["--program"].encode())])
+    reserve = frame("awaitCallback", 1, [])
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(float(options["--timeout"]))
+    result = {}
+    try:
+        sock.connect(socket_path())
+        for raw in (hello, reserve):
+            if show_hex: hexdump(raw, "sent")
+        sock.sendall(hello + reserve)
+        for body in frames(sock, show_hex):
+            name, request_id, message = decode(body)
+            if name == "failure":
+                print(json.dumps({"kind": name, **message}, indent=2))
+                return 1 if request_id else 69
+            if name == "callbackAddress":
+                url = options["--wait"]
+                address = message["url"]
+                extra = "&".join("%s=%s" % (k, quote(address + "/" + v, safe="")) for k, v in
+                                 (("x-success", "success"), ("x-error", "error"), ("x-cancel", "cancel")))
+                url += ("&" if "?" in url else "?") + "x-source=protocol-example&" + extra
+                request = frame("open", 2, [field(1, url.encode())])
+                if show_hex: hexdump(request, "sent")
+                sock.sendall(request)
+            elif name == "openResult":
+                result["openResult"] = message
+                if not message.get("opened"):
+                    break
+            elif name == "callback":
+                result["callback"] = message
+            if "openResult" in result and "callback" in result:
+                break
+    except (socket.timeout, OSError, ProtocolError) as error:
+        result["error"] = str(error)
+    finally:
+        sock.close()
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0 if "callback" in result and "/success" in result["callback"]["url"] else 1
 
 
 if __name__ == "__main__":
