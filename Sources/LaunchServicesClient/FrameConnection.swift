@@ -19,7 +19,7 @@ public final class FrameConnection {
     private let readChunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 8)
 
     /// Adopts a connected descriptor (the app's fd 3, or a socket from `connect`).
-    public init(fd: Int32, maximumFrameLength: Int = Frame.defaultMaximumLength) {
+    public init(fd: Int32, maximumFrameLength: Int = Frame.maximumLengthFromDaemon) {
         self.fd = fd
         self.maximumFrameLength = maximumFrameLength
         buffer.reserveCapacity(4096)

@@ -5,6 +5,11 @@ public enum Frame {
     /// The largest frame accepted by default (1 MiB). Larger declared lengths are refused
     /// before any of the body is buffered.
     public static let defaultMaximumLength = 1 << 20
+    /// The largest frame a peer accepts *from* the daemon. Larger than what the daemon
+    /// accepts, because its answers can outgrow any request: a listing of thousands of
+    /// apps, or an open of the largest size relayed with the daemon's own fields added.
+    /// It covers the largest `maximumFrameLength` a configuration may set (64 MiB) plus room.
+    public static let maximumLengthFromDaemon = 65 << 20
     /// Size of the length prefix.
     public static let headerLength = 4
     /// Kind byte + request id.
