@@ -44,6 +44,12 @@ public struct LaunchStateMachine: Sendable {
         var replied = false
         /// Set when a launch method said NO: the app still finishes launching, no URL is delivered.
         var vetoed = false
+        /// The launch watchdog fired and the app is being killed: the transaction waits only
+        /// for the exit, and every late check-in, answer or timer is ignored.
+        var terminating = false
+
+        /// Whether an event carrying `token` belongs to the phase now running.
+        func isCurrent(_ token: UInt64) -> Bool { !terminating && token != 0 && token == phaseToken }
     }
 
     public let deadlines: PhaseDeadlines
@@ -114,7 +120,7 @@ public struct LaunchStateMachine: Sendable {
 
     /// The app connected and said hello: launch proper begins.
     public mutating func checkedIn(app: String, now: UInt64) -> [Action] {
-        guard var record = apps[app], var tx = record.transaction, tx.phase == .launch, record.state == .launching else { return [] }
+        guard var record = apps[app], var tx = record.transaction, tx.phase == .launch, !tx.terminating, record.state == .launching else { return [] }
         var actions: [Action] = []
         close(&tx, now: now)
         enter(.willFinishLaunching, &tx, app: app, now: now, into: &actions)
@@ -126,7 +132,7 @@ public struct LaunchStateMachine: Sendable {
 
     /// The app answered the phase sent under `token`: `accepted` is the delegate's YES/NO.
     public mutating func phaseCompleted(app: String, token: UInt64, accepted: Bool, method: DeliveryMethod? = nil, now: UInt64) -> [Action] {
-        guard var record = apps[app], var tx = record.transaction, tx.phaseToken == token else { return [] }
+        guard var record = apps[app], var tx = record.transaction, tx.isCurrent(token) else { return [] }
         var actions: [Action] = []
         close(&tx, now: now)
         switch tx.phase {
@@ -205,7 +211,7 @@ public struct LaunchStateMachine: Sendable {
 
     /// The deadline armed under `token` passed. Stale tokens (phase already over) do nothing.
     public mutating func deadlinePassed(app: String, token: UInt64, now: UInt64) -> [Action] {
-        guard var record = apps[app], var tx = record.transaction, tx.phaseToken == token else { return [] }
+        guard var record = apps[app], var tx = record.transaction, tx.isCurrent(token) else { return [] }
         var actions: [Action] = []
         let phase = tx.phase
         close(&tx, now: now)
@@ -219,7 +225,7 @@ public struct LaunchStateMachine: Sendable {
         }
         if phase.isLaunchPhase {
             // The watchdog: kill, keep the transaction until the exit arrives so queued opens wait.
-            tx.phaseToken = 0
+            tx.terminating = true
             record.transaction = tx
             apps[app] = record
             if let pid = record.pid { actions.append(.terminate(app: app, pid: pid)) }
@@ -281,7 +287,7 @@ public struct LaunchStateMachine: Sendable {
 
     /// Ends the running phase's clock and records its duration.
     private func close(_ tx: inout Transaction, now: UInt64) {
-        guard tx.phaseToken != 0 || tx.phase == .launch else { return }
+        guard !tx.terminating else { return }
         guard !tx.timings.contains(where: { $0.phase == tx.phase }) else { return }
         tx.timings.append(PhaseTiming(phase: tx.phase, nanoseconds: now >= tx.phaseStarted ? now - tx.phaseStarted : 0))
     }

@@ -10,8 +10,11 @@ public struct URLScheme: Hashable, Sendable, CustomStringConvertible, Comparable
     public init(validating text: String) throws(SchemeError) {
         guard let first = text.utf8.first else { throw .empty }
         guard Self.isAlpha(first) else { throw .mustStartWithLetter(text) }
-        for byte in text.utf8 where !(Self.isAlpha(byte) || Self.isDigit(byte) || byte == 0x2B || byte == 0x2D || byte == 0x2E) {
-            throw .invalidCharacter(text, Character(Unicode.Scalar(byte)))
+        // By character, so a refusal quotes what the user typed ('é'), not one of its bytes.
+        for character in text {
+            guard let byte = character.asciiValue, Self.isAlpha(byte) || Self.isDigit(byte) || byte == 0x2B || byte == 0x2D || byte == 0x2E else {
+                throw .invalidCharacter(text, character)
+            }
         }
         normalized = Self.lowercased(text)
     }
@@ -41,7 +44,9 @@ public enum SchemeError: Error, Equatable, Sendable, CustomStringConvertible {
         case .mustStartWithLetter(let s):
             return "scheme '\(s)' must start with a letter (RFC 3986: ALPHA *( ALPHA / DIGIT / \"+\" / \"-\" / \".\" ))"
         case .invalidCharacter(let s, let c):
-            let shown = c.isASCII && !c.isWhitespace && (c.asciiValue ?? 0) >= 0x20 ? "'\(c)'" : "U+\(String(c.unicodeScalars.first!.value, radix: 16, uppercase: true))"
+            let codes = c.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined(separator: " ")
+            let printable = c.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F && !($0.value >= 0x80 && $0.value < 0xA0) }
+            let shown = c.isASCII && printable ? "'\(c)'" : (printable ? "'\(c)' (\(codes))" : codes)
             return "scheme '\(s)' contains \(shown); only letters, digits, '+', '-' and '.' are allowed (RFC 3986)"
         }
     }

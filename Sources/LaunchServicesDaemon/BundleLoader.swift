@@ -47,6 +47,8 @@ public enum BundleLoader {
         let plist: InfoPlist
         do {
             plist = try PropertyListDecoder().decode(InfoPlist.self, from: data)
+        } catch let DecodingError.typeMismatch(_, context) where context.codingPath.isEmpty {
+            throw BundleError(path: path, key: nil, problem: "Info.plist must hold a dictionary at its top level (<dict> with CFBundleIdentifier, CFBundleExecutable, …)")
         } catch let DecodingError.typeMismatch(type, context) {
             throw BundleError(path: path, key: keyPath(context), problem: "has the wrong type (expected \(typeName(type)))")
         } catch let DecodingError.valueNotFound(_, context) {
@@ -56,8 +58,13 @@ public enum BundleLoader {
         }
         let bundle = try AppBundle(validating: plist, path: path)
         let executable = bundle.executablePath
-        guard FileManager.default.fileExists(atPath: executable) else {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: executable, isDirectory: &isFolder) else {
             throw BundleError(path: path, key: "CFBundleExecutable", problem: "names '\(bundle.executable)', which does not exist in the bundle")
+        }
+        // A folder passes access(X_OK) (search permission), so check the kind first.
+        guard !isFolder.boolValue else {
+            throw BundleError(path: path, key: "CFBundleExecutable", problem: "names '\(bundle.executable)', which is a folder, not an executable file")
         }
         guard access(executable, X_OK) == 0 else {
             throw BundleError(path: path, key: "CFBundleExecutable", problem: "names '\(bundle.executable)', which is not executable (chmod +x it)")

@@ -92,15 +92,15 @@ public struct DaemonConfiguration: Sendable, Equatable {
         if let folders = file.appsFolders { config.appsFolders = folders }
         func seconds(_ value: Double?, _ key: String, _ fallback: Duration) throws -> Duration {
             guard let value else { return fallback }
-            guard value > 0, value <= 3600 else { throw ConfigurationError(path: path, problem: "deadlines.\(key) is \(value); give seconds between 0 and 3600") }
+            guard value > 0, value <= 3600 else { throw ConfigurationError(path: path, problem: "\(key) is \(value); give seconds between 0 and 3600") }
             return .milliseconds(Int64(value * 1000))
         }
         if let d = file.deadlines {
             config.deadlines = PhaseDeadlines(
-                launch: try seconds(d.launch, "launch", config.deadlines.launch),
-                willFinishLaunching: try seconds(d.willFinishLaunching, "willFinishLaunching", config.deadlines.willFinishLaunching),
-                didFinishLaunching: try seconds(d.didFinishLaunching, "didFinishLaunching", config.deadlines.didFinishLaunching),
-                openURL: try seconds(d.openURL, "openURL", config.deadlines.openURL))
+                launch: try seconds(d.launch, "deadlines.launch", config.deadlines.launch),
+                willFinishLaunching: try seconds(d.willFinishLaunching, "deadlines.willFinishLaunching", config.deadlines.willFinishLaunching),
+                didFinishLaunching: try seconds(d.didFinishLaunching, "deadlines.didFinishLaunching", config.deadlines.didFinishLaunching),
+                openURL: try seconds(d.openURL, "deadlines.openURL", config.deadlines.openURL))
         }
         if let limit = file.maximumFrameLength {
             guard limit >= 4096, limit <= 64 << 20 else { throw ConfigurationError(path: path, problem: "maximumFrameLength is \(limit); give bytes between 4096 and 67108864") }
@@ -140,11 +140,21 @@ public struct DaemonConfiguration: Sendable, Equatable {
     }
 
     static func rejectUnknownKeys(_ data: Data, path: String) throws {
-        guard let object = try? JSONSerialization.jsonObject(with: data) else { return }
+        // Fragments allowed, so a scalar at the top level is named as such (JSONDecoder would
+        // report it under an empty key); text that is not JSON at all is left to JSONDecoder.
+        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return }
         guard let top = object as? [String: Any] else { throw ConfigurationError(path: path, problem: "must hold a JSON object at the top level") }
         let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "$comment"]
         for key in top.keys where !known.contains(key) {
             throw ConfigurationError(path: path, problem: "has unknown key '\(key)'; known keys: \(known.sorted().joined(separator: ", "))")
+        }
+        // JSONDecoder reports 4096.5 for an Int only as "not valid JSON", without the key.
+        var wholeNumbers: [(String, Any?)] = [("maximumFrameLength", top["maximumFrameLength"]), ("maximumPendingOpensPerApp", top["maximumPendingOpensPerApp"])]
+        if let pasteboard = top["pasteboard"] as? [String: Any] {
+            wholeNumbers += pasteboard.map { ("pasteboard.\($0.key)", $0.value) }
+        }
+        for case let (key, number as NSNumber) in wholeNumbers where !(number is Bool) && number.doubleValue != number.doubleValue.rounded(.towardZero) {
+            throw ConfigurationError(path: path, problem: "key '\(key)' is \(number); give a whole number")
         }
         if let pasteboard = top["pasteboard"] as? [String: Any] {
             let keys: Set<String> = ["maximumBytes", "maximumTotalBytes", "maximumPasteboards", "maximumItems", "maximumExpirySeconds"]

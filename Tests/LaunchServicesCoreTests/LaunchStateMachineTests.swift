@@ -663,10 +663,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.phaseCompleted(app: "nobody", token: 1, accepted: true, now: 3).isEmpty)
     }
 
-    @Test(
-        "a check-in arriving after the launch watchdog fired does not resume the launch",
-        .disabled("BUG: LaunchStateMachine.checkedIn (Sources/LaunchServicesCore/LaunchStateMachine.swift:117) guards only on phase == .launch and state == .launching; after deadlinePassed has replied timeout and ordered terminate (phaseToken set to 0), a late check-in still arms a willFinishLaunching deadline and sends willFinishLaunching to the process being killed")
-    )
+    @Test("a check-in arriving after the launch watchdog fired does not resume the launch")
     func checkInAfterLaunchTimeout() {
         var m = machine()
         _ = m.open(request(100), app: "a", now: 0)
@@ -675,10 +672,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.checkedIn(app: "a", now: 10 * Self.second + 1).isEmpty)
     }
 
-    @Test(
-        "after a launch-phase timeout, an answer under token 0 is as stale as any other",
-        .disabled("BUG: LaunchStateMachine.deadlinePassed (Sources/LaunchServicesCore/LaunchStateMachine.swift:222) marks a killed transaction by setting phaseToken = 0, but phaseCompleted (line 129) accepts any token equal to phaseToken, so a phaseResult with id 0 drives the killed app on to didFinishLaunching")
-    )
+    @Test("after a launch-phase timeout, an answer under token 0 is as stale as any other")
     func tokenZeroAfterTimeout() {
         var m = machine()
         _ = m.open(request(100), app: "a", now: 0)

@@ -134,25 +134,14 @@ struct BundleLoaderFolderTests {
 
     static let arrayAtTopLevel = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><array><string>x</string></array></plist>"
 
-    @Test("an Info.plist whose top level is not a dictionary is refused")
-    func topLevelNotDictionaryRefused() throws {
+    @Test("an Info.plist whose top level is not a dictionary says so, without an empty key")
+    func topLevelNotDictionary() throws {
         try withTemporaryFolder { root in
             let path = try makeBundle(at: root + "/Top.app", plist: Self.arrayAtTopLevel)
             let error = try #require(loadError(path))
             #expect(error.path == path)
-            #expect(error.problem.contains("expected a dictionary"), "\(error)")
-        }
-    }
-
-    @Test(
-        "an Info.plist whose top level is not a dictionary says so, without an empty key",
-        .disabled("BUG: BundleLoader.load (Sources/LaunchServicesDaemon/BundleLoader.swift:50-51) builds the key from the DecodingError's codingPath, which is empty for the top level, so the error has key \"\" and reads 'bundle …/Top.app:  has the wrong type (expected a dictionary)' (no key named, double space) instead of naming the Info.plist's top level")
-    )
-    func topLevelNotDictionaryMessage() throws {
-        try withTemporaryFolder { root in
-            let path = try makeBundle(at: root + "/Top.app", plist: Self.arrayAtTopLevel)
-            let error = try #require(loadError(path))
-            #expect(error.key != "", "\(error)")
+            #expect(error.key == nil, "\(error)")
+            #expect(error.problem == "Info.plist must hold a dictionary at its top level (<dict> with CFBundleIdentifier, CFBundleExecutable, …)", "\(error)")
             #expect(!error.description.contains(":  "), "\(error)")
         }
     }
@@ -188,16 +177,13 @@ struct BundleLoaderFolderTests {
         }
     }
 
-    @Test(
-        "an executable that is a folder is refused",
-        .disabled("BUG: BundleLoader.load (Sources/LaunchServicesDaemon/BundleLoader.swift:59-64) checks only fileExists and access(X_OK); a directory passes both (search permission counts as X_OK), so a bundle whose CFBundleExecutable names a folder is registered and fails only when an open tries to spawn it")
-    )
+    @Test("an executable that is a folder is refused")
     func executableIsFolder() throws {
         try withTemporaryFolder { root in
             let path = try makeBundle(at: root + "/Folder.app", plist: Self.plist(), executable: nil)
             try FileManager.default.createDirectory(atPath: path + "/app", withIntermediateDirectories: true)
             let error = try #require(loadError(path))
-            #expect(error.key == "CFBundleExecutable")
+            #expect(error == BundleError(path: path, key: "CFBundleExecutable", problem: "names 'app', which is a folder, not an executable file"))
         }
     }
 

@@ -111,15 +111,9 @@ struct DaemonConfigurationFileTests {
         #expect(error.problem == "must hold a JSON object at the top level", "\(error)")
     }
 
-    @Test("a top-level scalar is refused", arguments: [#""text""#, "42", "null", "true"])
-    func scalarAtTopLevelRefused(json: String) throws {
-        #expect(try refusal(json) != nil)
-    }
-
     @Test(
         "a top-level scalar is refused as not an object, not under an empty key",
-        .disabled("BUG: DaemonConfiguration.rejectUnknownKeys (Sources/LaunchServicesDaemon/DaemonConfiguration.swift:104) parses with JSONSerialization without .fragmentsAllowed and returns on failure (try?), so its 'must hold a JSON object at the top level' check never sees a scalar; JSONDecoder then reports \"key '' has the wrong type: Expected to decode Dictionary<String, Any> but found number instead.\", naming an empty key"),
-        arguments: [#""text""#, "42", "null"]
+        arguments: [#""text""#, "42", "null", "true"]
     )
     func scalarAtTopLevel(json: String) throws {
         let (error, _) = try #require(try refusal(json))
@@ -151,10 +145,7 @@ struct DaemonConfigurationFileTests {
         #expect(error.problem.contains("shutdownGraceSeconds"))
     }
 
-    @Test(
-        "an out-of-range shutdownGraceSeconds is reported under its own key",
-        .disabled("BUG: DaemonConfiguration.load (Sources/LaunchServicesDaemon/DaemonConfiguration.swift:79 and 98) reuses the deadline helper, whose message hard-codes the 'deadlines.' prefix, so {\"shutdownGraceSeconds\": 0} is reported as 'deadlines.shutdownGraceSeconds is 0.0', a key that does not exist")
-    )
+    @Test("an out-of-range shutdownGraceSeconds is reported under its own key")
     func shutdownGraceKeyName() throws {
         let (error, _) = try #require(try refusal(#"{"shutdownGraceSeconds": 0}"#))
         #expect(!error.problem.contains("deadlines."), "\(error)")
@@ -179,14 +170,30 @@ struct DaemonConfigurationFileTests {
         #expect(try refusal(#"{"maximumPendingOpensPerApp": 2.5}"#) != nil)
     }
 
-    @Test(
-        "a fractional number where an integer is expected is reported under its key, not as invalid JSON",
-        .disabled("BUG: DaemonConfiguration.load (Sources/LaunchServicesDaemon/DaemonConfiguration.swift:72) turns every DecodingError.dataCorrupted into 'is not valid JSON: The given data was not valid JSON.'; for the valid JSON {\"maximumFrameLength\": 4096.5} JSONDecoder reports dataCorrupted at codingPath [maximumFrameLength] (the number does not fit in Int), so the message neither names the key nor tells the truth about the file")
-    )
+    @Test("a fractional number where an integer is expected is reported under its key, not as invalid JSON")
     func fractionalIntegerKeyName() throws {
         let (error, _) = try #require(try refusal(#"{"maximumFrameLength": 4096.5}"#))
         #expect(error.problem.contains("maximumFrameLength"), "\(error)")
         #expect(!error.problem.contains("not valid JSON"), "\(error)")
+    }
+
+    @Test("callbackPolicy and pasteboard limits: read, and refused with their key when wrong")
+    func callbackPolicyAndPasteboard() throws {
+        let config = try load(#"{"callbackPolicy": "flag", "pasteboard": {"maximumBytes": 5000, "maximumItems": 3, "maximumExpirySeconds": 60}}"#).config
+        #expect(config.callbackPolicy == .flag)
+        #expect(config.pasteboardLimits.maximumBytes == 5000)
+        #expect(config.pasteboardLimits.maximumItems == 3)
+        #expect(config.pasteboardLimits.maximumExpirySeconds == 60)
+        #expect(try load("{}").config.callbackPolicy == .refuse, "refuse is the default")
+        for (json, words) in [
+            (#"{"callbackPolicy": "allow"}"#, "callbackPolicy is 'allow'; give 'refuse' or 'flag'"),
+            (#"{"pasteboard": {"maxBytes": 1}}"#, "unknown key 'pasteboard.maxBytes'"),
+            (#"{"pasteboard": {"maximumItems": 2.5}}"#, "key 'pasteboard.maximumItems' is 2.5; give a whole number"),
+            (#"{"pasteboard": {"maximumBytes": 2000000}}"#, "pasteboard.maximumBytes is 2000000; give 1 to 1044480"),
+        ] {
+            let (error, _) = try #require(try refusal(json))
+            #expect(error.problem.contains(words), "\(error)")
+        }
     }
 
     @Test("a file that does not exist is refused, naming it")
