@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLaunchServicesShim
 import LaunchServicesProtocol
 
 /// A blocking, framed connection over a Unix socket, for programs that must start fast:
@@ -55,6 +56,12 @@ public final class FrameConnection {
             let code = errno
             Glibc.close(fd)
             throw .daemonUnreachable(path: path, reason: SystemErrorText.describe(code))
+        }
+        // Only a daemon of this user may hear our URLs and answer for apps.
+        var peer = ls_ucred()
+        if ls_peer_credentials(fd, &peer) == 0, peer.uid != getuid() {
+            Glibc.close(fd)
+            throw .daemonUnreachable(path: path, reason: "the process serving it (pid \(peer.pid)) runs as uid \(peer.uid), not as you (uid \(getuid())); refusing to talk to it")
         }
         return FrameConnection(fd: fd)
     }

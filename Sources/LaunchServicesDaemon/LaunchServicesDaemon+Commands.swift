@@ -11,6 +11,11 @@ extension LaunchServicesDaemon {
     func execute(_ verb: String, _ arguments: [String], from connection: ClientConnection) -> Message? {
         loop.assertInEventLoop()
         func refuse(_ text: String) -> Message { .failure(OpenError(.invalidRequest, text)) }
+        // Registering and unregistering change which app opens what for every caller: the
+        // user's tools may, an app may not (it could unregister a rival or register itself).
+        if ["register", "unregister"].contains(verb), connection.appID != nil || connection.identity != Self.shellIdentity {
+            return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user registers and unregisters apps (lsctl register PATH, lsctl unregister ID)"))
+        }
         switch (verb, arguments.count) {
         case ("register", 1):
             return register(path: arguments[0])

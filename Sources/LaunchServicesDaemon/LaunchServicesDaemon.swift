@@ -214,6 +214,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         }
         let directory = (socketPath as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Self.checkSocketFolder(directory)
         if FileManager.default.fileExists(atPath: socketPath) {
             if (try? SocketProbe.isServed(socketPath)) == true {
                 throw DaemonError("another launchservicesd already serves \(socketPath); stop it first or pass --socket")
@@ -225,6 +226,25 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         chmod(socketPath, 0o600)
         loop.execute { self.serverChannel = channel }
         logger.info("serving \(socketPath)", metadata: ["socket": "\(socketPath)"])
+    }
+
+    /// Refuses a socket folder someone else could tamper with (the `/tmp/launchservices-UID`
+    /// fallback could have been made by another user first): it must be a real folder, owned
+    /// by this user or root, and not writable by others unless sticky (like `/tmp`).
+    static func checkSocketFolder(_ directory: String) throws {
+        var info = stat()
+        guard lstat(directory, &info) == 0 else {
+            throw DaemonError("cannot inspect the socket folder \(directory): \(String(cString: strerror(errno)))")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw DaemonError("the socket folder \(directory) is not a folder (a symbolic link?); remove it or pass --socket")
+        }
+        guard info.st_uid == getuid() || info.st_uid == 0 else {
+            throw DaemonError("the socket folder \(directory) belongs to uid \(info.st_uid), not to you (uid \(getuid())); someone else could replace the socket. Remove it or pass --socket")
+        }
+        guard info.st_mode & 0o022 == 0 || info.st_mode & S_ISVTX != 0 else {
+            throw DaemonError("the socket folder \(directory) is writable by others (mode \(String(info.st_mode & 0o7777, radix: 8))); chmod go-w it or pass --socket")
+        }
     }
 
     private func serverBootstrap() -> ServerBootstrap {

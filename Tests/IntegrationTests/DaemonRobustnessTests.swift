@@ -119,4 +119,40 @@ struct DaemonRobustnessTests {
         #expect(r.status != 0)
         #expect(r.stderr.contains("deadlines.didFinishLaunchin"), "\(r.stderr)")
     }
+
+    @Test("a socket folder another user could tamper with stops the daemon, naming it")
+    func unsafeSocketFolder() throws {
+        let root = NSTemporaryDirectory() + "lsdir-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: root + "/open", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        chmod(root + "/open", 0o777)
+        let r = try ChildProcess.run(DaemonHarness.binary("launchservicesd"), ["--socket", root + "/open/s", "--state", root + "/state", "--apps", root + "/apps"],
+                                     environment: ProcessInfo.processInfo.environment, scratch: root, timeout: 20)
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("the socket folder \(root)/open is writable by others (mode 777)"), "\(r.stderr)")
+    }
+
+    @Test("clients refuse a socket served by another user",
+          .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to run a daemon as another user"))
+    func daemonOfAnotherUser() throws {
+        let root = NSTemporaryDirectory() + "lsuid-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: root + "/nobody", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        chmod(root, 0o755)
+        chown(root + "/nobody", 65534, 65534)
+        let home = root + "/nobody"
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home
+        environment["XDG_CONFIG_HOME"] = home
+        let daemon = try ChildProcess("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", DaemonHarness.binary("launchservicesd"),
+                                                           "--socket", home + "/s", "--state", home + "/state", "--apps", home + "/apps"],
+                                      environment: environment, stdout: root + "/log", stderr: root + "/log")
+        defer { daemon.stop() }
+        try waitUntil("the other user's daemon serves", within: 15) { FileManager.default.fileExists(atPath: home + "/s") }
+        environment["LAUNCHSERVICES_SOCKET"] = home + "/s"
+        let r = try ChildProcess.run(DaemonHarness.binary("lsopen"), ["--json", "x:y"], environment: environment, scratch: root, timeout: 20)
+        #expect(r.status == 69)
+        #expect(r.errorCode == "daemonUnreachable")
+        #expect(r.errorMessage?.contains("runs as uid 65534, not as you (uid 0); refusing to talk to it") == true, "\(r.stdout)")
+    }
 }

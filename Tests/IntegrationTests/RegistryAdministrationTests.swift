@@ -75,6 +75,15 @@ struct RegistryAdministrationTests {
         #expect(try json(try h.run("lsctl", ["explain", "--json", "both:1"]))["app"] as? String == "test.aaa")
     }
 
+    @Test("an app cannot unregister another app (nor register one)")
+    func appCannotUnregister() throws {
+        let h = try DaemonHarness(apps: [.test("rival", "--unregister=test.victim"), .test("victim")])
+        defer { h.stop() }
+        #expect(try h.lsopen("rival:1").status == 0)
+        #expect(h.eventNames().contains("unregister test.victim -> notPermitted"))
+        #expect(try h.lsopen("victim:1").status == 0, "the victim is still registered")
+    }
+
     @Test("bad registrations are refused with a named error and register nothing")
     func badInput() throws {
         let h = try DaemonHarness(apps: [.test("alpha")])

@@ -219,3 +219,33 @@ struct RegistryStoreTests {
         #expect(try reopened.load().apps.count == 4_999)
     }
 }
+
+@Suite("Socket folder safety")
+struct SocketFolderTests {
+    @Test("a private folder, a sticky shared one and root's are accepted; open, linked or foreign ones are refused")
+    func folders() throws {
+        let root = NSTemporaryDirectory() + "lssock-\(getpid())-\(UUID().uuidString.prefix(8))"
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? fm.removeItem(atPath: root) }
+        for (name, mode) in [("private", 0o700), ("open", 0o777), ("sticky", 0o1777), ("group", 0o770)] {
+            try fm.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: false)
+            chmod(root + "/" + name, mode_t(mode))
+        }
+        try fm.createSymbolicLink(atPath: root + "/link", withDestinationPath: root + "/private")
+        #expect(throws: Never.self) { try LaunchServicesDaemon.checkSocketFolder(root + "/private") }
+        #expect(throws: Never.self) { try LaunchServicesDaemon.checkSocketFolder(root + "/sticky") }
+        #expect(throws: Never.self) { try LaunchServicesDaemon.checkSocketFolder("/tmp") }
+        for (name, words) in [("open", "writable by others (mode 777)"), ("group", "writable by others (mode 770)"), ("link", "is not a folder"), ("missing", "cannot inspect")] {
+            let error = #expect(throws: DaemonError.self) { try LaunchServicesDaemon.checkSocketFolder(root + "/" + name) }
+            #expect(error?.description.contains(words) == true, "\(error?.description ?? "")")
+        }
+        if getuid() == 0 {
+            try fm.createDirectory(atPath: root + "/foreign", withIntermediateDirectories: false)
+            chmod(root + "/foreign", 0o700)
+            chown(root + "/foreign", 65534, 65534)
+            let error = #expect(throws: DaemonError.self) { try LaunchServicesDaemon.checkSocketFolder(root + "/foreign") }
+            #expect(error?.description.contains("belongs to uid 65534, not to you") == true)
+        }
+    }
+}

@@ -16,6 +16,8 @@ import LaunchServicesClient
 ///   --log=FILE                      append one line per event (for tests to read)
 ///   --open-url=URL                  in didBecomeActive, open this URL once (app-to-app)
 ///   --can-open-url=URL              in didFinishLaunching, record canOpenURL(URL)
+///   --unregister=ID                 in didFinishLaunching, try `lsctl unregister ID` over
+///                                   the daemon's socket, and record the answer
 ///   --claim-default=SCHEME          in didFinishLaunching, try `lsctl default SCHEME <self>`
 ///                                   over the daemon's socket, and record the answer
 struct Behavior {
@@ -28,6 +30,7 @@ struct Behavior {
     var openURL: String?
     var canOpenURL: String?
     var claimDefault: String?
+    var unregister: String?
 
     init(arguments: [String]) {
         for argument in arguments {
@@ -43,6 +46,7 @@ struct Behavior {
             case "--open-url": openURL = parts[1]
             case "--can-open-url": canOpenURL = parts[1]
             case "--claim-default": claimDefault = parts[1]
+            case "--unregister": unregister = parts[1]
             default: StandardStreams.error("lstestapp: unknown argument \(argument)\n")
             }
         }
@@ -118,6 +122,16 @@ extension ApplicationDelegate where Self: TestDelegate {
     func willFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool { launchMethod("willFinishLaunching", behavior.willFinish, options) }
     func didFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool {
         if let url = behavior.canOpenURL { behavior.record("canOpenURL \(url) -> \(application.canOpenURL(url))") }
+        if let id = behavior.unregister {
+            do {
+                let client = try LaunchServicesClient(program: "lstestapp")
+                defer { client.close() }
+                _ = try client.command("unregister", [id])
+                behavior.record("unregister \(id) -> accepted")
+            } catch {
+                behavior.record("unregister \(id) -> \(error.code.rawValue)")
+            }
+        }
         if let scheme = behavior.claimDefault {
             do {
                 let client = try LaunchServicesClient(program: "lstestapp")
