@@ -165,6 +165,7 @@ public struct Pasteboards: Sendable {
             board.password = nil
             board.expiresAt = nil
             boards[name] = board
+            pruneEmpty(keeping: name)
             return (snapshot(board, items: [], now: now), board)
         case .copy:
             try validate(request, name: name)
@@ -212,7 +213,9 @@ public struct Pasteboards: Sendable {
 
     /// Empties every pasteboard whose items expired; returns them (for the store).
     public mutating func expireAll(now: UInt64) -> [Pasteboard] {
-        boards.keys.sorted().compactMap { expire($0, now: now) }
+        let expired = boards.keys.sorted().compactMap { expire($0, now: now) }
+        if let last = expired.last { pruneEmpty(keeping: last.name) }
+        return expired
     }
 
     private mutating func expire(_ name: String, now: UInt64) -> Pasteboard? {
@@ -223,6 +226,13 @@ public struct Pasteboards: Sendable {
         board.expiresAt = nil
         boards[name] = board
         return board
+    }
+
+    /// Empty pasteboards are kept for their change count, but not without bound: past twice
+    /// the pasteboard limit, the empty ones (except `name`) are forgotten.
+    private mutating func pruneEmpty(keeping name: String) {
+        guard boards.count > limits.maximumPasteboards * 2 else { return }
+        boards = boards.filter { !$0.value.items.isEmpty || $0.key == name }
     }
 
     /// Every pasteboard that holds items or has changed, by name, without their contents.

@@ -53,12 +53,20 @@ final class ConnectionHandler: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
+    /// Bad bytes (a frame the decoder refused) are the peer's protocol violation and are
+    /// answered as one; an I/O error (the peer reset the connection) only ends it.
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        if let connection {
-            let text = (error as? WireError)?.description ?? "\(error)"
-            daemon.protocolViolation(text, on: connection)
-        } else {
+        guard let connection else {
             context.close(promise: nil)
+            return
+        }
+        if let wire = error as? WireError {
+            daemon.protocolViolation(wire.description, on: connection)
+        } else if error is IOError || error is ChannelError {
+            daemon.logger.debug("connection ended: \(error)", metadata: ["peer": "\(connection.identity)"])
+            context.close(promise: nil)
+        } else {
+            daemon.protocolViolation("\(error)", on: connection)
         }
     }
 

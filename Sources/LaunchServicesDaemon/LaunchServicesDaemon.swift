@@ -383,6 +383,10 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             greet(envelope, connection)
             return
         }
+        if envelope.id == 0, envelope.message.isRequest {
+            protocolViolation("\(envelope.message.kindName) has request id 0; request ids start at 1 (id 0 marks one-way and connection-level messages)", on: connection)
+            return
+        }
         switch envelope.message {
         case .open(let url, let annotation, let returnTo):
             open(url, annotation: annotation, returnTo: returnTo, id: envelope.id, from: connection)
@@ -735,7 +739,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                               pendingOpens: $0.record.pendingOpens, phase: $0.record.currentPhase?.rawValue)
             }))
         default:
-            return .failure(OpenError(.protocolError, "unknown query '\(topic)'; known: status, apps, schemes, conflicts, running, pasteboards"))
+            return .failure(OpenError(.invalidRequest, "unknown query '\(topic)'; known: status, apps, schemes, conflicts, running, pasteboards"))
         }
     }
 }

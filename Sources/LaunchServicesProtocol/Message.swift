@@ -123,6 +123,16 @@ public enum Message: Sendable, Equatable {
     }
 }
 
+extension Message {
+    /// Messages a peer sends expecting an answer under its id (so the id must not be 0).
+    public var isRequest: Bool {
+        switch self {
+        case .open, .canOpen, .query, .command, .awaitCallback, .pasteboard: return true
+        default: return false
+        }
+    }
+}
+
 /// A message and its request id. Replies carry the id of the request they answer, so many
 /// requests can be in flight on one connection; id 0 marks one-way messages.
 public struct Envelope: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import LaunchServicesClient
+import LaunchServicesCore
 import LaunchServicesProtocol
 import Testing
 
@@ -75,8 +76,25 @@ struct DaemonRobustnessTests {
             // The daemon closes that connection …
             #expect(throws: ClientError.self) { _ = try connection.receive(waitingFor: "close", deadline: .now + .seconds(10)) }
         }
+        // A request under id 0 (after a good hello) is refused the same way.
+        let connection = try FrameConnection.connect(path: h.socket)
+        defer { connection.close() }
+        try connection.send(Frame.encode(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .client, program: "t")))
+                            + Frame.encode(Envelope(id: 0, .query(topic: "status"))))
+        var refusal: OpenError?
+        for _ in 0..<2 {
+            if case .failure(let error) = try connection.receive(waitingFor: "welcome, then the refusal", deadline: .now + .seconds(10)).message { refusal = error }
+        }
+        #expect(refusal?.code == .protocolError)
+        #expect(refusal?.message.contains("query has request id 0") == true, "\(String(describing: refusal))")
         // … and keeps serving everyone else.
         #expect(try h.lsopen("alpha:still-here").status == 0)
+        // An unknown query topic is a bad request, not a broken connection.
+        let client = try LaunchServicesClient(socketPath: h.socket, program: "test")
+        defer { client.close() }
+        let unknown = #expect(throws: ClientError.self) { _ = try client.query("nonsense") }
+        #expect(unknown?.code == .invalidRequest, "\(String(describing: unknown))")
+        #expect(try client.query("status").contains("appsRegistered"), "the connection stays open")
     }
 
     @Test("a client that disconnects mid-request does not disturb the daemon or the app")

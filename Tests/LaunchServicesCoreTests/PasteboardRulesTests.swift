@@ -112,6 +112,18 @@ struct PasteboardRulesTests {
         #expect(boards.expireAll(now: 2006).isEmpty, "expires once")
     }
 
+    @Test("emptied pasteboards are not kept without bound")
+    func emptiedPruned() throws {
+        var boards = Pasteboards(limits: PasteboardLimits(maximumPasteboards: 2))
+        for i in 0..<10 {
+            _ = try boards.apply(PasteboardRequest(.copy, name: "n\(i)", items: text("x")), now: 0)
+            _ = try boards.apply(PasteboardRequest(.clear, name: "n\(i)"), now: 0)
+        }
+        _ = try boards.apply(PasteboardRequest(.copy, name: "kept", items: text("x")), now: 0)
+        #expect(boards.boards.count <= 5)
+        #expect(boards.boards["kept"]?.items == text("x"))
+    }
+
     @Test("restored pasteboards keep their change count and password")
     func restoring() throws {
         var boards = Pasteboards(restoring: [Pasteboard(name: "k", items: text("v"), changeCount: 7, persistent: true, password: "pw")])
