@@ -20,6 +20,9 @@ struct LSBench: ParsableCommand {
     @Option(help: "Warm opens to time.")
     var warm = 3000
 
+    @Option(help: "x-callback-url round trips and pasteboard copies to time.")
+    var callbacks = 1000
+
     @Option(help: "Cold opens to time.")
     var cold = 60
 
@@ -61,6 +64,32 @@ struct LSBench: ParsableCommand {
         }
         Report.row("round trip, POSIX socketpair, process to process (baseline)", rtt)
         Report.row("warm open: caller → daemon → app → daemon → caller", warmSamples, baseline: rtt)
+
+        // Returning control: reserve an address, open wordrev with it, wait for its x-success
+        // (what `lsopen --wait` does) vs. the warm open above.
+        _ = try client.open("wordrev://x-callback-url/reverse?word=warmup")
+        var callbackSamples: [UInt64] = []
+        for i in 0..<callbacks {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let (id, address) = try client.reserveCallback()
+            let outcome = try client.open("wordrev://x-callback-url/reverse?word=w\(i)&x-success=" + PercentEncoding.encodeComponent(address + "/success"))
+            let callback = try client.waitForCallback(id: id, until: .now + .seconds(10))
+            callbackSamples.append(DispatchTime.now().uptimeNanoseconds - start)
+            guard outcome.opened, callback.url.hasSuffix("word=" + String("w\(i)".reversed())) else { throw ValidationError("callback round trip failed: \(outcome.error?.message ?? callback.url)") }
+        }
+        Report.row("x-callback: reserve, open wordrev, x-success back", callbackSamples, baseline: warmSamples)
+
+        // The pasteboard: copy 1 KiB and paste it back, vs. the bare round trip (×2).
+        let kilobyte = [PasteboardItem(type: PasteboardType.data, data: [UInt8](repeating: 0x5A, count: 1024))]
+        var pasteSamples: [UInt64] = []
+        for _ in 0..<callbacks {
+            let start = DispatchTime.now().uptimeNanoseconds
+            _ = try client.pasteboard(PasteboardRequest(.copy, name: "bench", items: kilobyte))
+            let pasted = try client.pasteboard(PasteboardRequest(.paste, name: "bench"))
+            pasteSamples.append(DispatchTime.now().uptimeNanoseconds - start)
+            guard pasted.items == kilobyte else { throw ValidationError("the pasteboard did not return what was copied") }
+        }
+        Report.row("pasteboard: copy + paste 1 KiB (baseline 2 trips)", pasteSamples, baseline: rtt.map { $0 * 2 })
 
         // Cold open vs. starting the same app executable (it exits at once outside the daemon).
         let spawnSamples = try (0..<cold).map { _ in try Spawned.timeRun(work.path + "/apps/xyz.app/xyz", []) }
@@ -141,6 +170,11 @@ struct LSBench: ParsableCommand {
         """
         try plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
         try FileManager.default.copyItem(atPath: binDir + "/xyz", toPath: bundle + "/xyz")
+        let wordrev = folder + "/wordrev.app"
+        try FileManager.default.createDirectory(atPath: wordrev, withIntermediateDirectories: true)
+        try plist.replacingOccurrences(of: "bench.xyz", with: "bench.wordrev").replacingOccurrences(of: "xyz", with: "wordrev")
+            .write(toFile: wordrev + "/Info.plist", atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(atPath: binDir + "/wordrev", toPath: wordrev + "/wordrev")
     }
 
     func waitForDaemon(_ socket: String, pollMicroseconds: UInt32 = 20_000) throws {
@@ -152,11 +186,11 @@ struct LSBench: ParsableCommand {
         throw ValidationError("launchservicesd did not start within 30 s")
     }
 
-    /// Kills the running app (found through `running`) and waits until the daemon has seen it go.
+    /// Kills the running xyz (found through `running`) and waits until the daemon has seen it go.
     func terminateApp(client: LaunchServicesClient) throws {
         let json = try client.query("running")
         guard let list = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]],
-              let pid = list.first?["pid"] as? Int else { return }
+              let pid = list.first(where: { $0["id"] as? String == "bench.xyz" })?["pid"] as? Int else { return }
         kill(Int32(pid), SIGKILL)
         for _ in 0..<500 {
             if (try client.query("running")).contains("\"pid\" : \(pid)") == false { return }
