@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "lsctl",
             dependencies: [
-                "LaunchServicesClient", "LaunchServicesCore",
+                "LaunchServicesClient", "LaunchServicesCore", "LaunchServicesProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

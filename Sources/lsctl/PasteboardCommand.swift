@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LaunchServicesClient
 import LaunchServicesCore
+import LaunchServicesProtocol
 
 /// `lsctl pasteboard copy|paste|list|clear`: the daemon's pasteboards from a shell, reading
 /// stdin and writing stdout so a pipe can feed an app and read its answer.
@@ -27,8 +28,15 @@ struct PasteboardCommand: ParsableCommand {
             defer { client.close() }
             return try client.pasteboard(request)
         } catch {
+            // The daemon refuses an oversized frame as soon as it reads the length, and
+            // closes while we are still writing: say what was too big, not that it hung up.
+            let bytes = request.items.reduce(0) { $0 + $1.data.count }
+            if bytes >= Frame.defaultMaximumLength - 4096, !(error.isRefusal) {
+                StandardStreams.error("lsctl: \(bytes) bytes are more than launchservicesd accepts in one message (maximumFrameLength, 1 MiB by default); a pasteboard holds at most pasteboard.maximumBytes (900 KiB by default)\n")
+                throw ExitCode.failure
+            }
             StandardStreams.error("lsctl: \(error.description)\n")
-            if case .refused = error { throw ExitCode.failure }
+            if error.isRefusal { throw ExitCode.failure }
             throw ExitCode(ExitCodes.unavailable)
         }
     }
@@ -148,5 +156,13 @@ struct PasteboardCommand: ParsableCommand {
                 print("cleared pasteboard '\(snapshot.name)' (change \(snapshot.changeCount))")
             }
         }
+    }
+}
+
+extension ClientError {
+    /// The daemon answered with a named refusal (as opposed to being unreachable).
+    var isRefusal: Bool {
+        if case .refused = self { return true }
+        return false
     }
 }

@@ -74,6 +74,11 @@ struct PasteboardTests {
         #expect(tooBig.status == 1)
         #expect(tooBig.stderr.contains("pasteboard 'big' would hold 5022 bytes; the limit is 1000"))
         #expect(try h.lsctl("pasteboard", "paste", "--name", "big").stderr.contains("is empty"), "nothing was stored")
+        let huge = h.root + "/huge.in"
+        try Data(repeating: 0x61, count: 2_000_000).write(to: URL(fileURLWithPath: huge))
+        let tooHuge = try h.lsctl("pasteboard", "copy", "--name", "big", stdin: huge)
+        #expect(tooHuge.status == 1)
+        #expect(tooHuge.stderr.contains("2000000 bytes are more than launchservicesd accepts in one message"), "\(tooHuge.stderr)")
 
         #expect(try h.lsctl("pasteboard", "copy", "--name", "p1", "--text", "1").status == 0)
         #expect(try h.lsctl("pasteboard", "copy", "--name", "p2", "--text", "2").status == 0)
