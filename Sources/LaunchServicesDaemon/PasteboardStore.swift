@@ -9,25 +9,23 @@ public final class PasteboardStore: Sendable {
     let pool: DatabasePool
 
     public init(folder: String) throws {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        pool = try DatabasePool(path: folder + "/pasteboard.sqlite")
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.create(table: "pasteboard") { t in
-                t.primaryKey("name", .text)
-                t.column("changeCount", .integer).notNull()
-                t.column("expiresAt", .integer)
-                t.column("password", .text)
-            }
-            try db.create(table: "pasteboardItem") { t in
-                t.column("name", .text).notNull().references("pasteboard", onDelete: .cascade)
-                t.column("position", .integer).notNull()
-                t.column("type", .text).notNull()
-                t.column("data", .blob).notNull()
-                t.primaryKey(["name", "position"])
+        pool = try StateDatabase.open(folder: folder, file: "pasteboard.sqlite") { migrator in
+            migrator.registerMigration("v1") { db in
+                try db.create(table: "pasteboard") { t in
+                    t.primaryKey("name", .text)
+                    t.column("changeCount", .integer).notNull()
+                    t.column("expiresAt", .integer)
+                    t.column("password", .text)
+                }
+                try db.create(table: "pasteboardItem") { t in
+                    t.column("name", .text).notNull().references("pasteboard", onDelete: .cascade)
+                    t.column("position", .integer).notNull()
+                    t.column("type", .text).notNull()
+                    t.column("data", .blob).notNull()
+                    t.primaryKey(["name", "position"])
+                }
             }
         }
-        try migrator.migrate(pool)
     }
 
     /// Every saved pasteboard, with its items in order.

@@ -24,25 +24,23 @@ public final class RegistryStore: Sendable {
 
     /// Opens (creating if needed) `folder/registry.sqlite`.
     public init(folder: String) throws {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        pool = try DatabasePool(path: folder + "/registry.sqlite")
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.create(table: "app") { t in
-                t.primaryKey("id", .text)
-                t.column("name", .text).notNull()
-                t.column("path", .text).notNull()
-                t.column("executable", .text).notNull()
-                t.column("schemes", .text).notNull()
-                t.column("queriesSchemes", .text).notNull()
-                t.column("source", .text).notNull()
-            }
-            try db.create(table: "schemeDefault") { t in
-                t.primaryKey("scheme", .text)
-                t.column("bundleID", .text).notNull()
+        pool = try StateDatabase.open(folder: folder, file: "registry.sqlite") { migrator in
+            migrator.registerMigration("v1") { db in
+                try db.create(table: "app") { t in
+                    t.primaryKey("id", .text)
+                    t.column("name", .text).notNull()
+                    t.column("path", .text).notNull()
+                    t.column("executable", .text).notNull()
+                    t.column("schemes", .text).notNull()
+                    t.column("queriesSchemes", .text).notNull()
+                    t.column("source", .text).notNull()
+                }
+                try db.create(table: "schemeDefault") { t in
+                    t.primaryKey("scheme", .text)
+                    t.column("bundleID", .text).notNull()
+                }
             }
         }
-        try migrator.migrate(pool)
     }
 
     /// Everything stored: apps and defaults.
