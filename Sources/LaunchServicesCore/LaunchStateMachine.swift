@@ -19,8 +19,14 @@ public struct LaunchStateMachine: Sendable {
         case armDeadline(app: String, phase: LaunchPhase, token: UInt64, after: Duration)
         /// Answer the caller waiting under the request token.
         case reply(requestToken: UInt64, OpenOutcome)
-        /// Kill the process (the launch watchdog); its exit comes back as `exited`.
+        /// Kill the process (the launch watchdog, or eviction); its exit comes back as `exited`.
         case terminate(app: String, pid: Int32)
+        /// Call `graceExpired(app:token:)` after `after`, unless the app left the background first.
+        case armGrace(app: String, token: UInt64, after: Duration)
+        /// Stop the process (suspension); it keeps its memory and connection, runs nothing.
+        case suspend(app: String, pid: Int32)
+        /// Let a suspended process run again.
+        case resume(app: String, pid: Int32)
     }
 
     /// Everything known about one app.
@@ -31,6 +37,12 @@ public struct LaunchStateMachine: Sendable {
         fileprivate var queue: [OpenRequest] = []
         public var pendingOpens: Int { queue.count + (transaction == nil ? 0 : 1) }
         public var currentPhase: LaunchPhase? { transaction?.phase }
+        /// When the app last came to the front or began an open: the LRU order of eviction.
+        public fileprivate(set) var lastUsed: UInt64 = 0
+        /// The running grace timer's token (0: none); a timer with another token is stale.
+        fileprivate var graceToken: UInt64 = 0
+        /// Terminated to make room: no longer counted as alive, its exit is awaited.
+        public fileprivate(set) var evicted = false
     }
 
     fileprivate struct Transaction: Sendable, Equatable {
@@ -53,12 +65,14 @@ public struct LaunchStateMachine: Sendable {
     }
 
     public let deadlines: PhaseDeadlines
+    public let background: BackgroundPolicy
     public private(set) var apps: [String: AppRecord] = [:]
     public private(set) var frontmost: String?
     private var nextToken: UInt64 = 1
 
-    public init(deadlines: PhaseDeadlines = PhaseDeadlines()) {
+    public init(deadlines: PhaseDeadlines = PhaseDeadlines(), background: BackgroundPolicy = BackgroundPolicy(suspendAfter: nil, maximumLiveApps: .max)) {
         self.deadlines = deadlines
+        self.background = background
     }
 
     public func state(of app: String) -> AppState { apps[app]?.state ?? .notRunning }
@@ -92,12 +106,17 @@ public struct LaunchStateMachine: Sendable {
 
     /// An app started outside the daemon connected and proved who it is: it is running, in
     /// the background, until an open brings it to the front.
-    public mutating func attached(app: String, pid: Int32) {
+    public mutating func attached(app: String, pid: Int32, now: UInt64) -> [Action] {
         var record = apps[app, default: AppRecord()]
-        guard record.state == .notRunning else { return }
+        guard record.state == .notRunning else { return [] }
         record.state = .background
         record.pid = pid
+        record.lastUsed = now
         apps[app] = record
+        var actions: [Action] = []
+        armGrace(app, into: &actions)
+        enforceLiveLimit(into: &actions)
+        return actions
     }
 
     /// The spawn failed outright (no such executable, permission denied, …).
@@ -202,6 +221,8 @@ public struct LaunchStateMachine: Sendable {
         record.state = .notRunning
         record.pid = nil
         record.transaction = nil
+        record.graceToken = 0
+        record.evicted = false
         apps[app] = record
         if frontmost == app { frontmost = nil }
         startNext(app: app, now: now, into: &actions)
@@ -237,6 +258,24 @@ public struct LaunchStateMachine: Sendable {
         return actions
     }
 
+    /// The background grace armed under `token` ran out: the app is suspended, unless it
+    /// came back to the front (a newer token) or is still busy with an open (grace again).
+    public mutating func graceExpired(app: String, token: UInt64, now: UInt64) -> [Action] {
+        guard var record = apps[app], token != 0, record.graceToken == token, record.state == .background, let pid = record.pid, !record.evicted else { return [] }
+        var actions: [Action] = []
+        record.graceToken = 0
+        apps[app] = record
+        if record.transaction != nil {
+            armGrace(app, into: &actions)
+            return actions
+        }
+        record.state = .suspended
+        apps[app] = record
+        actions.append(.suspend(app: app, pid: pid))
+        enforceLiveLimit(into: &actions)
+        return actions
+    }
+
     /// The app's connection to the daemon closed. Without it the app cannot be driven, so
     /// it is terminated; its exit is reported through `exited`.
     public mutating func disconnected(app: String) -> [Action] {
@@ -257,6 +296,11 @@ public struct LaunchStateMachine: Sendable {
 
     private mutating func begin(_ request: OpenRequest, app: String, now: UInt64, into actions: inout [Action]) {
         var record = apps[app, default: AppRecord()]
+        record.lastUsed = now
+        record.graceToken = 0
+        if record.state == .suspended, let pid = record.pid {
+            actions.append(.resume(app: app, pid: pid))
+        }
         if record.state == .notRunning {
             var tx = Transaction(request: request, phase: .launch, phaseToken: 0, phaseStarted: now, cold: true)
             record.state = .launching
@@ -265,6 +309,7 @@ public struct LaunchStateMachine: Sendable {
             actions.append(.spawn(app: app))
             enter(.launch, &tx, app: app, now: now, into: &actions)
             apps[app]?.transaction = tx
+            enforceLiveLimit(into: &actions)
         } else {
             var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, cold: false)
             record.transaction = tx
@@ -299,6 +344,7 @@ public struct LaunchStateMachine: Sendable {
             actions.append(.notify(app: previous, .didEnterBackground))
             other.state = .background
             apps[previous] = other
+            armGrace(previous, into: &actions)
         }
         guard var record = apps[app] else { return }
         if record.state == .background || record.state == .suspended {
@@ -310,6 +356,29 @@ public struct LaunchStateMachine: Sendable {
         record.state = .active
         apps[app] = record
         frontmost = app
+    }
+
+    /// Starts the background grace of `app` (when suspension is configured).
+    private mutating func armGrace(_ app: String, into actions: inout [Action]) {
+        guard let after = background.suspendAfter, var record = apps[app] else { return }
+        record.graceToken = nextToken
+        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+        apps[app] = record
+        actions.append(.armGrace(app: app, token: record.graceToken, after: after))
+    }
+
+    /// While more apps are alive than the limit, terminates the least recently used
+    /// suspended one (never an app that is busy or has opens waiting).
+    private mutating func enforceLiveLimit(into actions: inout [Action]) {
+        var alive = apps.values.filter { $0.state != .notRunning && !$0.evicted }.count
+        guard alive > background.maximumLiveApps else { return }
+        let candidates = apps.filter { $0.value.state == .suspended && !$0.value.evicted && $0.value.transaction == nil && $0.value.queue.isEmpty && $0.value.pid != nil }
+            .sorted { ($0.value.lastUsed, $0.key) < ($1.value.lastUsed, $1.key) }
+        for (app, record) in candidates where alive > background.maximumLiveApps {
+            apps[app]?.evicted = true
+            actions.append(.terminate(app: app, pid: record.pid!))
+            alive -= 1
+        }
     }
 
     private mutating func finish(app: String, now: UInt64, into actions: inout [Action]) {

@@ -12,6 +12,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maximumPendingOpensPerApp: Int
     /// How long apps get to exit after their connection closes at shutdown, before SIGKILL.
     public var shutdownGrace: Duration
+    /// When background apps are suspended, and how many apps may live at once (SPEC §3).
+    public var background = BackgroundPolicy()
     /// What happens to a callback that would not return to its caller (SPEC §4).
     public var callbackPolicy: CallbackPolicy = .refuse
     /// How much the pasteboards may hold.
@@ -57,6 +59,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var shutdownGraceSeconds: Double?
         var callbackPolicy: String?
         var pasteboard: Pasteboard?
+        var backgroundGraceSeconds: Double?
+        var maximumLiveApps: Int?
 
         struct Pasteboard: Decodable {
             var maximumBytes: Int?
@@ -113,6 +117,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
         if let grace = file.shutdownGraceSeconds {
             config.shutdownGrace = try seconds(grace, "shutdownGraceSeconds", config.shutdownGrace)
         }
+        if let grace = file.backgroundGraceSeconds {
+            // 0 turns suspension off; otherwise seconds, like the deadlines.
+            config.background.suspendAfter = grace == 0 ? nil : try seconds(grace, "backgroundGraceSeconds", .seconds(30))
+        }
+        if let live = file.maximumLiveApps {
+            guard live >= 1, live <= 10_000 else { throw ConfigurationError(path: path, problem: "maximumLiveApps is \(live); give 1 to 10000") }
+            config.background.maximumLiveApps = live
+        }
         if let policy = file.callbackPolicy {
             guard let value = CallbackPolicy(rawValue: policy) else {
                 throw ConfigurationError(path: path, problem: "callbackPolicy is '\(policy)'; give \(CallbackPolicy.allCases.map { "'\($0.rawValue)'" }.joined(separator: " or "))")
@@ -144,12 +156,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         // report it under an empty key); text that is not JSON at all is left to JSONDecoder.
         guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return }
         guard let top = object as? [String: Any] else { throw ConfigurationError(path: path, problem: "must hold a JSON object at the top level") }
-        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "$comment"]
+        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "backgroundGraceSeconds", "maximumLiveApps", "$comment"]
         for key in top.keys where !known.contains(key) {
             throw ConfigurationError(path: path, problem: "has unknown key '\(key)'; known keys: \(known.sorted().joined(separator: ", "))")
         }
         // JSONDecoder reports 4096.5 for an Int only as "not valid JSON", without the key.
-        var wholeNumbers: [(String, Any?)] = [("maximumFrameLength", top["maximumFrameLength"]), ("maximumPendingOpensPerApp", top["maximumPendingOpensPerApp"])]
+        var wholeNumbers: [(String, Any?)] = [("maximumFrameLength", top["maximumFrameLength"]), ("maximumPendingOpensPerApp", top["maximumPendingOpensPerApp"]), ("maximumLiveApps", top["maximumLiveApps"])]
         if let pasteboard = top["pasteboard"] as? [String: Any] {
             wholeNumbers += pasteboard.map { ("pasteboard.\($0.key)", $0.value) }
         }

@@ -44,6 +44,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// The scheme of each open in flight, for the outcome's log entry (`URL_SCHEME`).
     private var schemes: [UInt64: URLScheme] = [:]
     private var deadlineTasks: [String: Scheduled<Void>] = [:]
+    private var graceTasks: [String: Scheduled<Void>] = [:]
     private var unflushed: [ObjectIdentifier: Channel] = [:]
     private var deniedQueries: Set<String> = []
     /// The pasteboards (SPEC §5) and where persistent ones are kept.
@@ -69,7 +70,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         self.loop = loop
         self.logger = logger
         launcher = AppLauncher(socketPath: socketPath)
-        machine = LaunchStateMachine(deadlines: configuration.deadlines)
+        machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background)
     }
 
     private var now: UInt64 { NIODeadline.now().uptimeNanoseconds }
@@ -307,6 +308,12 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                 self.reply(token: token, .failure(OpenError(.unavailable, "launchservicesd is shutting down; the open was not completed")))
             }
             self.flushPending()
+            // Suspended apps must run to notice their connection closing and exit.
+            for task in self.graceTasks.values { task.cancel() }
+            self.graceTasks.removeAll()
+            for (app, record) in self.machine.apps where record.state == .suspended {
+                self.processes[app]?.signal(SIGCONT)
+            }
             for connection in self.connections.values { connection.channel.close(promise: nil) }
             if self.processes.isEmpty {
                 promise.succeed()
@@ -500,9 +507,9 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         connection.identity = bundle.id
         connection.greeted = true
         appConnections[bundle.id] = connection
-        machine.attached(app: bundle.id, pid: pid)
         logger.notice("\(bundle.id) (pid \(pid), started by hand) checked in", metadata: ["bundle_id": "\(bundle.id)", "pid": "\(pid)"])
         send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: bundle.id)), to: connection)
+        perform(machine.attached(app: bundle.id, pid: pid, now: now))
     }
 
     private func open(_ text: String, annotation: PropertyListValue?, returnTo: String?, id: UInt32, from connection: ClientConnection) {
@@ -604,8 +611,24 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             case .reply(let token, let outcome):
                 reply(token: token, outcome)
             case .terminate(let app, let pid):
-                logger.warning("terminating \(app) (pid \(pid))", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
+                let why = machine.apps[app]?.evicted == true
+                    ? "more than \(configuration.background.maximumLiveApps) apps are alive and it is the least recently used suspended one"
+                    : "it missed its launch deadline or cannot be driven"
+                logger.warning("terminating \(app) (pid \(pid)): \(why)", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
                 processes[app]?.signal(SIGKILL)
+            case .armGrace(let app, let token, let after):
+                graceTasks[app]?.cancel()
+                graceTasks[app] = loop.scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+                    graceTasks[app] = nil
+                    perform(machine.graceExpired(app: app, token: token, now: now))
+                    flushPending()
+                }
+            case .suspend(let app, let pid):
+                logger.info("suspending \(app) (pid \(pid)): in the background for \(configuration.background.suspendAfter.map { "\($0)" } ?? "?")", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
+                processes[app]?.signal(SIGSTOP)
+            case .resume(let app, let pid):
+                logger.info("resuming \(app) (pid \(pid))", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
+                processes[app]?.signal(SIGCONT)
             }
         }
     }
@@ -652,6 +675,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         guard processes[app] === process else { return }
         processes[app] = nil
         deadlineTasks.removeValue(forKey: app)?.cancel()
+        graceTasks.removeValue(forKey: app)?.cancel()
         if let connection = appConnections.removeValue(forKey: app) { connection.channel.close(promise: nil) }
         logger.info("\(app) \(status)", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])
         perform(machine.exited(app: app, status: status, now: now))

@@ -90,7 +90,7 @@ struct DaemonConfigurationFileTests {
     func unknownKey() throws {
         let (error, _) = try #require(try refusal(#"{"deadline": {"launch": 1}}"#))
         #expect(error.problem.hasPrefix("has unknown key 'deadline'; known keys: "), "\(error)")
-        #expect(error.problem.contains("appsFolders, callbackPolicy, deadlines, maximumFrameLength, maximumPendingOpensPerApp, pasteboard, shutdownGraceSeconds"))
+        #expect(error.problem.contains("appsFolders, backgroundGraceSeconds, callbackPolicy, deadlines, maximumFrameLength, maximumLiveApps, maximumPendingOpensPerApp, pasteboard, shutdownGraceSeconds"))
     }
 
     @Test("an unknown deadline is refused, naming deadlines.KEY and the phases")
@@ -190,6 +190,22 @@ struct DaemonConfigurationFileTests {
             (#"{"pasteboard": {"maxBytes": 1}}"#, "unknown key 'pasteboard.maxBytes'"),
             (#"{"pasteboard": {"maximumItems": 2.5}}"#, "key 'pasteboard.maximumItems' is 2.5; give a whole number"),
             (#"{"pasteboard": {"maximumBytes": 2000000}}"#, "pasteboard.maximumBytes is 2000000; give 1 to 1044480"),
+        ] {
+            let (error, _) = try #require(try refusal(json))
+            #expect(error.problem.contains(words), "\(error)")
+        }
+    }
+
+    @Test("backgroundGraceSeconds and maximumLiveApps: read, 0 turns suspension off, bad values named")
+    func backgroundPolicy() throws {
+        let config = try load(#"{"backgroundGraceSeconds": 1.5, "maximumLiveApps": 3}"#).config
+        #expect(config.background == BackgroundPolicy(suspendAfter: .milliseconds(1500), maximumLiveApps: 3))
+        #expect(try load(#"{"backgroundGraceSeconds": 0}"#).config.background.suspendAfter == nil)
+        #expect(try load("{}").config.background == BackgroundPolicy(suspendAfter: .seconds(30), maximumLiveApps: 16))
+        for (json, words) in [
+            (#"{"backgroundGraceSeconds": -1}"#, "backgroundGraceSeconds is -1.0; give seconds between 0 and 3600"),
+            (#"{"maximumLiveApps": 0}"#, "maximumLiveApps is 0; give 1 to 10000"),
+            (#"{"maximumLiveApps": 2.5}"#, "key 'maximumLiveApps' is 2.5; give a whole number"),
         ] {
             let (error, _) = try #require(try refusal(json))
             #expect(error.problem.contains(words), "\(error)")
