@@ -23,6 +23,10 @@ final class ClientConnection: @unchecked Sendable {
     var waiting: Set<UInt64> = []
     /// Callback tokens this peer reserved (`awaitCallback`), dropped when it disconnects.
     var reservations: Set<String> = []
+    /// The peer shut down its sending side: close once its opens are answered.
+    var finishedSending = false
+    /// A last `failure` was sent; whatever else arrives is discarded.
+    var closing = false
 
     init(channel: Channel, kind: Kind, identity: String) {
         self.channel = channel

@@ -42,6 +42,18 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            if let connection {
+                daemon.peerFinishedSending(connection)
+            } else {
+                context.close(promise: nil)
+            }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func channelReadComplete(context: ChannelHandlerContext) {
         daemon.flushPending()
         context.fireChannelReadComplete()

@@ -252,6 +252,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         let limit = configuration.maximumFrameLength
         return ServerBootstrap(group: loop)
             .serverChannelOption(.backlog, value: 256)
+            // A peer may shut down its sending side and still read its answers.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumLength: limit)))
@@ -346,8 +348,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             }
             guard peer.uid == getuid() else {
                 logger.warning("refused a connection from uid \(peer.uid) (pid \(peer.pid)): only uid \(getuid()) may use this daemon")
-                let refusal = Frame.encode(Envelope(id: 0, .failure(OpenError(.notPermitted, "launchservicesd of uid \(getuid()) refuses peers of uid \(peer.uid)"))))
-                channel.writeAndFlush(channel.allocator.buffer(bytes: refusal)).whenComplete { _ in channel.close(promise: nil) }
+                Self.refuse(channel, with: OpenError(.notPermitted, "launchservicesd of uid \(getuid()) refuses peers of uid \(peer.uid)"))
                 return nil
             }
             connection = ClientConnection(channel: channel, kind: .socket, identity: appByPID[peer.pid] ?? Self.shellIdentity)
@@ -376,16 +377,47 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     func protocolViolation(_ text: String, on connection: ClientConnection) {
         loop.assertInEventLoop()
+        guard !connection.closing else { return }
+        connection.closing = true
         logger.warning("protocol violation; closing the connection: \(text)", metadata: ["peer": "\(connection.identity)"])
-        let channel = connection.channel
-        let frame = Frame.encode(Envelope(id: 0, .failure(OpenError(.protocolError, text))))
-        channel.writeAndFlush(channel.allocator.buffer(bytes: frame)).whenComplete { _ in channel.close(promise: nil) }
+        Self.refuse(connection.channel, with: OpenError(.protocolError, text))
+    }
+
+    /// Sends a last `failure` (id 0) and ends the connection so that the peer reads it: the
+    /// daemon stops writing, then discards what the peer still sends until it closes (at most
+    /// 2 s). Closing at once would throw away unread bytes and make the kernel reset the
+    /// connection, and the peer would see ECONNRESET instead of the reason.
+    static func refuse(_ channel: Channel, with error: OpenError) {
+        let frame = Frame.encode(Envelope(id: 0, .failure(error)))
+        channel.writeAndFlush(channel.allocator.buffer(bytes: frame)).whenComplete { _ in
+            channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
+            channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+        }
+    }
+
+    /// The peer shut down its sending side (a script's `shutdown(SHUT_WR)`, or a tool that
+    /// exited). Opens it still waits for are answered; then the connection ends.
+    func peerFinishedSending(_ connection: ClientConnection) {
+        loop.assertInEventLoop()
+        connection.finishedSending = true
+        // A callback address is for a caller that is still listening; this one may be gone.
+        for token in connection.reservations { reservations[token] = nil }
+        connection.reservations.removeAll()
+        closeIfDone(connection)
+    }
+
+    /// Closes a connection whose peer finished sending once nothing is owed to it.
+    func closeIfDone(_ connection: ClientConnection) {
+        guard connection.finishedSending || connection.closing, connection.waiting.isEmpty else { return }
+        flushPending()
+        connection.channel.close(promise: nil)
     }
 
     // MARK: Requests
 
     func received(_ envelope: Envelope, from connection: ClientConnection) {
         loop.assertInEventLoop()
+        guard !connection.closing else { return }
         guard connection.greeted else {
             greet(envelope, connection)
             return
@@ -447,10 +479,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         case (.socket, .app) where bundlePath != nil:
             attach(connection, bundlePath: bundlePath!)
         case (.socket, .app):
-            let refusal = OpenError(.notPermitted, "an app checks in only on the connection launchservicesd hands it at launch (fd 3); open one of its URLs to launch it")
-            send(Envelope(id: 0, .failure(refusal)), to: connection)
-            flushPending()
-            connection.channel.close(promise: nil)
+            connection.closing = true
+            Self.refuse(connection.channel, with: OpenError(.notPermitted, "an app checks in only on the connection launchservicesd hands it at launch (fd 3); open one of its URLs to launch it"))
         case (.app, .client):
             protocolViolation("a launched app must say hello with role 'app'", on: connection)
         }
@@ -463,9 +493,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private func attach(_ connection: ClientConnection, bundlePath: String) {
         func refuse(_ code: OpenErrorCode, _ text: String) {
             logger.warning("app check-in refused: \(text)")
-            send(Envelope(id: 0, .failure(OpenError(code, text))), to: connection)
-            flushPending()
-            connection.channel.close(promise: nil)
+            connection.closing = true
+            Self.refuse(connection.channel, with: OpenError(code, text))
         }
         guard let pid = connection.peerPID else { return refuse(.notPermitted, "the connecting process could not be identified") }
         let bundle: AppBundle
@@ -699,6 +728,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         guard let (connection, id) = waiting.removeValue(forKey: token) else { return }
         connection.waiting.remove(token)
         send(Envelope(id: id, .openResult(outcome)), to: connection)
+        if connection.finishedSending { closeIfDone(connection) }
     }
 
     private func sendToApp(_ app: String, _ envelope: Envelope) {

@@ -31,7 +31,7 @@ struct PasteboardCommand: ParsableCommand {
             // The daemon refuses an oversized frame as soon as it reads the length, and
             // closes while we are still writing: say what was too big, not that it hung up.
             let bytes = request.items.reduce(0) { $0 + $1.data.count }
-            if bytes >= Frame.defaultMaximumLength - 4096, !(error.isRefusal) {
+            if bytes >= Frame.defaultMaximumLength - 4096, !error.isRefusal || error.code == .protocolError {
                 StandardStreams.error("lsctl: \(bytes) bytes are more than launchservicesd accepts in one message (maximumFrameLength, 1 MiB by default); a pasteboard holds at most pasteboard.maximumBytes (900 KiB by default)\n")
                 throw ExitCode.failure
             }

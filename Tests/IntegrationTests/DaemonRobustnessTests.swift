@@ -97,6 +97,44 @@ struct DaemonRobustnessTests {
         #expect(try client.query("status").contains("appsRegistered"), "the connection stays open")
     }
 
+    @Test("a peer that shuts down its sending side still reads every answer it is owed")
+    func halfClose() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        let connection = try FrameConnection.connect(path: h.socket)
+        defer { connection.close() }
+        try connection.send(Frame.encode(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .client, program: "t")))
+                            + Frame.encode(Envelope(id: 1, .open(url: "alpha:half", annotation: nil)))
+                            + Frame.encode(Envelope(id: 2, .query(topic: "status"))))
+        shutdown(connection.fd, Int32(SHUT_WR))
+        var answered: Set<UInt32> = []
+        var opened = false
+        while answered.count < 2 {
+            let envelope = try connection.receive(waitingFor: "the answers", deadline: .now + .seconds(20))
+            if envelope.id != 0 { answered.insert(envelope.id) }
+            if case .openResult(let outcome) = envelope.message { opened = outcome.opened }
+        }
+        #expect(opened, "the cold open's answer arrives after the peer stopped sending")
+        #expect(throws: ClientError.self, "then the daemon closes") { _ = try connection.receive(waitingFor: "close", deadline: .now + .seconds(10)) }
+    }
+
+    @Test("a refused peer that already wrote more reads the reason, not a reset")
+    func refusalIsReadable() throws {
+        let h = try DaemonHarness(apps: [])
+        defer { h.stop() }
+        let connection = try FrameConnection.connect(path: h.socket)
+        defer { connection.close() }
+        // An unknown kind, then 256 KiB the daemon will never read as frames.
+        try connection.send([0, 0, 0, 5, 0x7E, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 256 * 1024))
+        let reply = try connection.receive(waitingFor: "the refusal", deadline: .now + .seconds(10))
+        guard case .failure(let error) = reply.message else {
+            Issue.record("expected failure, got \(reply.message.kindName)")
+            return
+        }
+        #expect(error.code == .protocolError)
+        #expect(error.message.contains("unknown message kind 0x7e"))
+    }
+
     @Test("a client that disconnects mid-request does not disturb the daemon or the app")
     func disconnectMidRequest() throws {
         let h = try DaemonHarness(apps: [.test("slow", "--did-finish=hang")], config: """
