@@ -283,6 +283,16 @@ public struct LaunchStateMachine: Sendable {
         return [.terminate(app: app, pid: pid)]
     }
 
+    /// Every caller still waiting with the app its open resolved to, e.g. at shutdown, so
+    /// each can be answered naming the app.
+    public var waitingRequestsByApp: [(token: UInt64, app: String)] {
+        apps.sorted { $0.key < $1.key }.flatMap { app, record -> [(token: UInt64, app: String)] in
+            var tokens = record.queue.map(\.token)
+            if let tx = record.transaction, !tx.replied { tokens.insert(tx.request.token, at: 0) }
+            return tokens.map { ($0, app) }
+        }
+    }
+
     /// Every caller still waiting, e.g. at shutdown, so each can be answered.
     public var waitingRequests: [UInt64] {
         apps.values.flatMap { record -> [UInt64] in

@@ -306,8 +306,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             self.pendingRescan?.cancel()
             self.shuttingDown = true
             self.serverChannel?.close(promise: nil)
-            for token in self.machine.waitingRequests {
-                self.reply(token: token, .failure(OpenError(.unavailable, "launchservicesd is shutting down; the open was not completed")))
+            for (token, app) in self.machine.waitingRequestsByApp {
+                self.reply(token: token, .failure(OpenError(.unavailable, "launchservicesd is shutting down; the open in \(app) was not completed"), app: app))
             }
             self.flushPending()
             // Suspended apps must run to notice their connection closing and exit.
