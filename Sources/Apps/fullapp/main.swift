@@ -72,11 +72,12 @@ final class FullAppDelegate: ApplicationDelegate {
         let board = application.pasteboard(named: Self.handOver)
         let text: String
         do {
-            guard let found = try board.text() else {
-                say("the hand-over pasteboard is empty; nothing to import")
+            // The lite version hands over JSON and plain text; one note per line is all we need.
+            guard let found = try board.paste().items.first(where: { $0.type == PasteboardType.plainText })?.text else {
+                say("the hand-over pasteboard holds no plain text; nothing to import")
                 return false
             }
-            text = try board.paste(type: PasteboardType.plainText).items.first?.text ?? found
+            text = found
         } catch {
             say("could not read the hand-over pasteboard: \(error)")
             return false
