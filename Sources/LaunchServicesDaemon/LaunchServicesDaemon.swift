@@ -771,7 +771,11 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                 version: Self.version, pid: getpid(), socket: socketPath,
                 uptimeSeconds: Double(NIODeadline.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9,
                 appsRegistered: registry.apps.count, schemesRegistered: registry.claimants.count,
-                appsRunning: machine.running.count, opensServed: opensServed, frontmost: machine.frontmost,
+                appsRunning: machine.running.count, appsSuspended: machine.running.filter { $0.record.state == .suspended }.count,
+                opensServed: opensServed,
+                pasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty }.count,
+                persistentPasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty && $0.persistent }.count,
+                frontmost: machine.frontmost,
                 appsFolders: configuration.appsFolders, refusedBundles: loadErrors.map(\.description))))
         case "apps":
             return .queryResult(json: JSONDocument.encode(registry.apps.values.sorted { $0.id < $1.id }.map {

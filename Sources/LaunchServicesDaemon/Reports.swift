@@ -11,7 +11,12 @@ struct StatusReport: Encodable {
     var appsRegistered: Int
     var schemesRegistered: Int
     var appsRunning: Int
+    /// Of the running apps, those suspended in the background (SPEC §3).
+    var appsSuspended: Int
     var opensServed: Int
+    /// Pasteboards holding items, and how many of those are kept across restarts.
+    var pasteboards: Int
+    var persistentPasteboards: Int
     var frontmost: String?
     var appsFolders: [String]
     var refusedBundles: [String]

@@ -173,8 +173,10 @@ struct Status: ParsableCommand {
         print("launchservicesd \(s["version"] ?? "?") (pid \(s["pid"] ?? "?")), up \(String(format: "%.1f", (s["uptimeSeconds"] as? Double) ?? 0)) s")
         print("  socket:     \(s["socket"] ?? "?")")
         print("  apps:       \(s["appsRegistered"] ?? 0) registered, \(s["schemesRegistered"] ?? 0) schemes")
-        print("  running:    \(s["appsRunning"] ?? 0)\((s["frontmost"] as? String).map { " (frontmost: \($0))" } ?? "")")
+        let suspended = (s["appsSuspended"] as? Int) ?? 0
+        print("  running:    \(s["appsRunning"] ?? 0)\(suspended > 0 ? ", \(suspended) suspended" : "")\((s["frontmost"] as? String).map { " (frontmost: \($0))" } ?? "")")
         print("  opens:      \(s["opensServed"] ?? 0) served")
+        print("  pasteboards: \(s["pasteboards"] ?? 0) holding items (\(s["persistentPasteboards"] ?? 0) persistent)")
         print("  folders:    \(((s["appsFolders"] as? [String]) ?? []).joined(separator: ", "))")
         let refused = (s["refusedBundles"] as? [String]) ?? []
         if !refused.isEmpty {

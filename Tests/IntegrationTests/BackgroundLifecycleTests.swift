@@ -25,6 +25,8 @@ struct BackgroundLifecycleTests {
         try h.eventually("alpha is suspended") { try h.state(of: "test.alpha") == "suspended" }
         try h.eventually("alpha's process is stopped") { processState(alpha) == "T" }
         #expect(h.daemonOutput.contains("suspending test.alpha (pid \(alpha))"))
+        #expect(try h.lsctl("status", "--json").json?["appsSuspended"] as? Int == 1)
+        #expect(try h.lsctl("status").stdout.contains("running:    2, 1 suspended"))
 
         let warm = try h.lsopen("--json", "alpha:2")
         #expect(warm.status == 0, "\(warm.stdout)")
