@@ -41,7 +41,7 @@ let package = Package(
         // What an app links: Application + ApplicationDelegate.
         .target(
             name: "LaunchServicesApp",
-            dependencies: ["LaunchServicesClient", "LaunchServicesProtocol", "LaunchServicesCore"]
+            dependencies: ["LaunchServicesClient", "LaunchServicesProtocol", "LaunchServicesCore", "CLaunchServicesShim"]
         ),
         // libsystemd (sd_notify, sd_listen_fds, sd_journal_sendv) and a small Swift face on it.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -96,4 +97,11 @@ int ls_spawn_stdio(pid_t *pid, const char *path, char *const argv[], char *const
     if (attr_rc == 0) posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     return rc;
+}
+
+int ls_die_with_parent(int sig, pid_t expected_parent) {
+    if (prctl(PR_SET_PDEATHSIG, sig) != 0) return -1;
+    /* The parent may have died before prctl: then the signal will never come. */
+    if (getppid() != expected_parent) return -1;
+    return 0;
 }

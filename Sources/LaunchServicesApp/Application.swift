@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLaunchServicesShim
 import LaunchServicesClient
 import LaunchServicesProtocol
 
@@ -47,6 +48,12 @@ public final class Application {
     public static func main(delegate: some ApplicationDelegate) -> Never {
         let application: Application
         if let fdText = getenv(descriptorVariable).map({ String(cString: $0) }), let fd = Int32(fdText) {
+            // Launched by the daemon: end with it. A daemon that is killed cannot close our
+            // connection for us when we are stuck in a delegate method, and nothing it
+            // launched may outlive it.
+            if let daemon = getenv("LAUNCHSERVICES_DAEMON_PID").flatMap({ Int32(String(cString: $0)) }), ls_die_with_parent(SIGTERM, daemon) != 0 {
+                exit(0)
+            }
             let bundleID = getenv(bundleVariable).map { String(cString: $0) } ?? "unknown"
             application = Application(bundleIdentifier: bundleID, connection: FrameConnection(fd: fd))
         } else {

@@ -52,7 +52,7 @@ public struct AppLauncher: Sendable {
     let socketPath: String
 
     public init(socketPath: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
-        let ours: Set<String> = ["LAUNCHSERVICES_APP_FD", "LAUNCHSERVICES_BUNDLE_ID", "LAUNCHSERVICES_BUNDLE_PATH", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"]
+        let ours: Set<String> = ["LAUNCHSERVICES_APP_FD", "LAUNCHSERVICES_DAEMON_PID", "LAUNCHSERVICES_BUNDLE_ID", "LAUNCHSERVICES_BUNDLE_PATH", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"]
         baseEnvironment = environment.filter { !ours.contains($0.key) && $0.key != "LAUNCHSERVICES_SOCKET" }.map { "\($0.key)=\($0.value)" }
         self.socketPath = socketPath
     }
@@ -73,6 +73,7 @@ public struct AppLauncher: Sendable {
         let path = bundle.executablePath
         let environment = baseEnvironment + [
             "LAUNCHSERVICES_APP_FD=3",
+            "LAUNCHSERVICES_DAEMON_PID=\(getpid())",
             "LAUNCHSERVICES_BUNDLE_ID=\(bundle.id)",
             "LAUNCHSERVICES_BUNDLE_PATH=\(bundle.path)",
             "LAUNCHSERVICES_SOCKET=\(socketPath)",

@@ -135,6 +135,40 @@ struct DaemonRobustnessTests {
         #expect(error.message.contains("unknown message kind 0x7e"))
     }
 
+    @Test("killed under load: every waiting caller hears so at once; nothing persisted is lost; apps do not outlive it")
+    func killedUnderLoad() throws {
+        let h = try DaemonHarness(apps: [.test("slow", schemes: ["slow", "both"], "--did-finish=hang"), .test("alpha", schemes: ["alpha", "both"])],
+                                  config: #"{"deadlines": {"didFinishLaunching": 60}}"#)
+        defer { h.stop() }
+        #expect(try h.lsctl("default", "both", "test.slow").status == 0)
+        #expect(try h.lsctl("pasteboard", "copy", "--name", "kept", "--persistent", "--text", "safe").status == 0)
+        #expect(try h.lsopen("alpha:warm").status == 0)
+        var environment = ProcessInfo.processInfo.environment
+        environment["LAUNCHSERVICES_SOCKET"] = h.socket
+        // Twelve callers wait on a launch that hangs ("both" opens in the slow app too, by default).
+        let callers = try (0..<12).map { i in
+            try ChildProcess(DaemonHarness.binary("lsopen"), ["--json", i % 2 == 0 ? "slow:\(i)" : "both:\(i)"], environment: environment,
+                             stdout: h.root + "/caller\(i).out", stderr: h.root + "/caller\(i).err")
+        }
+        try h.eventually("the slow app is stuck in didFinishLaunching") { h.eventNames().contains { $0.hasPrefix("didFinishLaunching -> hang") } }
+        try h.eventually("all twelve opens wait on it", within: 20) {
+            try h.running().first { $0["id"] as? String == "test.slow" }?["pendingOpens"] as? Int == 12
+        }
+        let appPIDs = h.appPIDs
+        try h.restart(signal: SIGKILL)
+        for (i, caller) in callers.enumerated() {
+            let status = caller.wait(timeout: 10)
+            #expect(status == 69, "caller \(i) ended with \(String(describing: status))")
+            let out = (try? String(contentsOfFile: h.root + "/caller\(i).out", encoding: .utf8)) ?? ""
+            #expect(out.contains("launchservicesd closed the connection"), "caller \(i): \(out)")
+        }
+        try h.eventually("the apps of the killed daemon are gone, the hung one too") { appPIDs.allSatisfy { !isAlive($0) } }
+        // The restarted daemon has everything it had promised.
+        #expect(try h.lsctl("explain", "--json", "both:1").json?["app"] as? String == "test.slow")
+        #expect(try h.lsctl("pasteboard", "paste", "--name", "kept").stdout == "safe")
+        #expect(try h.lsopen("alpha:after").status == 0)
+    }
+
     @Test("a client that disconnects mid-request does not disturb the daemon or the app")
     func disconnectMidRequest() throws {
         let h = try DaemonHarness(apps: [.test("slow", "--did-finish=hang")], config: """

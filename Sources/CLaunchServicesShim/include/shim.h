@@ -30,6 +30,11 @@ int ls_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[
 /// and every other descriptor closed (closefrom 3). Returns 0 and the pid, or an errno value.
 int ls_spawn_stdio(pid_t *pid, const char *path, char *const argv[], char *const envp[], int in_fd, int out_fd, int err_fd);
 
+/// Asks the kernel to send `sig` to the calling process when its parent dies
+/// (PR_SET_PDEATHSIG), then checks the parent is still `expected_parent`. Returns 0, or -1
+/// when the parent is already gone (or prctl failed).
+int ls_die_with_parent(int sig, pid_t expected_parent);
+
 /// Sends `sig` to the process behind a pidfd (no pid-reuse race). 0 or -1 with errno.
 int ls_pidfd_send_signal(int pidfd, int sig);
 
