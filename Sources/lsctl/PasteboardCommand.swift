@@ -51,7 +51,7 @@ struct PasteboardCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Put stdin (or --text) on a pasteboard, replacing what it held.")
         @OptionGroup var options: CommonOptions
         @OptionGroup var selection: Selection
-        @Option(help: "The item's type identifier: public.utf8-plain-text (default), public.json, public.data, …")
+        @Option(help: "The item's type identifier, e.g. public.utf8-plain-text, public.json, public.data.")
         var type: String = PasteboardType.plainText
         @Option(help: "Copy this text instead of reading stdin.")
         var text: String?
