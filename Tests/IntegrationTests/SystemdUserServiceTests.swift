@@ -29,7 +29,7 @@ struct SystemdUserServiceTests {
 
         // STATUS= text in systemctl status.
         try m.eventually("STATUS shows live figures") {
-            try m.systemctl("status", "--no-pager", "launchservicesd").stdout.contains("Status: \"2 apps registered, 1 running, 1 opens served\"")
+            try m.systemctl("status", "--no-pager", "launchservicesd").stdout.contains("Status: \"8 apps registered, 1 running, 1 opens served\"")
         }
 
         // SIGKILL: systemd restarts it, the next open works, no registration is lost.
