@@ -41,8 +41,9 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private var processes: [String: AppProcess] = [:]
     private var appByPID: [Int32: String] = [:]
     private var waiting: [UInt64: (connection: ClientConnection, id: UInt32)] = [:]
-    /// The scheme of each open in flight, for the outcome's log entry (`URL_SCHEME`).
-    private var schemes: [UInt64: URLScheme] = [:]
+    /// The scheme and the asking app of each open in flight, for the outcome's log entry
+    /// (`URL_SCHEME`, `SOURCE_APPLICATION`). Never the whole URL: it may carry secrets.
+    private var inFlight: [UInt64: (scheme: URLScheme, source: String)] = [:]
     private var deadlineTasks: [String: Scheduled<Void>] = [:]
     private var graceTasks: [String: Scheduled<Void>] = [:]
     private var unflushed: [ObjectIdentifier: Channel] = [:]
@@ -588,7 +589,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         let token = nextRequestToken
         nextRequestToken += 1
         waiting[token] = (connection, id)
-        schemes[token] = url.scheme
+        inFlight[token] = (url.scheme, connection.identity)
         connection.waiting.insert(token)
         let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation, warning: warning)
         perform(machine.open(request, app: app.id, now: now))
@@ -718,17 +719,31 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private func reply(token: UInt64, _ outcome: OpenOutcome) {
         opensServed += 1
         var metadata: Logger.Metadata = ["bundle_id": "\(outcome.app ?? "-")", "outcome": "\(outcome.error?.code.rawValue ?? "opened")"]
-        if let scheme = schemes.removeValue(forKey: token) { metadata["url_scheme"] = "\(scheme)" }
+        let request = inFlight.removeValue(forKey: token)
+        if let request {
+            metadata["url_scheme"] = "\(request.scheme)"
+            metadata["source_application"] = "\(request.source)"
+        }
         if let phase = outcome.error?.phase { metadata["phase"] = "\(phase.rawValue)" }
         if let error = outcome.error {
             logger.notice("open failed: \(error.message)", metadata: metadata)
         } else {
-            logger.info("opened in \(outcome.app ?? "?") via \(outcome.method?.rawValue ?? "?")", metadata: metadata)
+            // Who asked, what opened, and each phase: the line a person reads in the journal.
+            let asked = request.map { "\($0.scheme): for \($0.source) " } ?? ""
+            let phases = outcome.timings.map { "\($0.phase.rawValue) \(Self.milliseconds($0.nanoseconds))" }.joined(separator: ", ")
+            logger.info("opened \(asked)in \(outcome.app ?? "?") via \(outcome.method?.rawValue ?? "?") (\(outcome.launched ? "launched" : "warm"): \(phases))", metadata: metadata)
         }
         guard let (connection, id) = waiting.removeValue(forKey: token) else { return }
         connection.waiting.remove(token)
         send(Envelope(id: id, .openResult(outcome)), to: connection)
         if connection.finishedSending { closeIfDone(connection) }
+    }
+
+    /// Nanoseconds as milliseconds with two decimals, for log lines.
+    static func milliseconds(_ ns: UInt64) -> String {
+        let hundredths = (ns + 5_000) / 10_000
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) ms"
     }
 
     private func sendToApp(_ app: String, _ envelope: Envelope) {
