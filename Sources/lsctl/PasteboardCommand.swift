@@ -17,8 +17,29 @@ struct PasteboardCommand: ParsableCommand {
         @Option(help: "The pasteboard's name (default: the general pasteboard).")
         var name: String?
 
-        @Option(help: "The pasteboard's password, when it has one.")
+        @Option(help: "The pasteboard's password, when it has one (visible to other processes in ps; prefer --password-file or $LSCTL_PASTEBOARD_PASSWORD).")
         var password: String?
+
+        @Option(help: "Read the password from the first line of this file.")
+        var passwordFile: String?
+
+        func validate() throws {
+            guard password == nil || passwordFile == nil else { throw ValidationError("give --password or --password-file, not both") }
+        }
+
+        /// The password from the option, the file, or the environment, in that order.
+        func resolvedPassword() throws -> String? {
+            if let password { return password }
+            if let passwordFile {
+                guard let data = FileManager.default.contents(atPath: passwordFile), data.count <= 4096,
+                      let text = String(data: data, encoding: .utf8) else {
+                    throw ValidationError("--password-file \(passwordFile) cannot be read as a UTF-8 text file of at most 4096 bytes")
+                }
+                return String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+            }
+            if let value = ProcessInfo.processInfo.environment["LSCTL_PASTEBOARD_PASSWORD"], !value.isEmpty { return value }
+            return nil
+        }
     }
 
     /// Sends one request; refusals exit 1 and an unreachable daemon 69, each with the daemon's words.
@@ -73,7 +94,7 @@ struct PasteboardCommand: ParsableCommand {
                 data = input
             }
             let snapshot = try PasteboardCommand.send(PasteboardRequest(.copy, name: selection.name, items: [PasteboardItem(type: type, data: data)],
-                                                                        password: selection.password, expireSeconds: expire, persistent: persistent), options)
+                                                                        password: try selection.resolvedPassword(), expireSeconds: expire, persistent: persistent), options)
             if options.json {
                 print("{" + PasteboardCommand.summary(snapshot) + ",\"bytes\":\(data.count)}")
             } else {
@@ -99,7 +120,7 @@ struct PasteboardCommand: ParsableCommand {
         var type: String?
 
         func run() throws {
-            let snapshot = try PasteboardCommand.send(PasteboardRequest(.paste, name: selection.name, type: type, password: selection.password), options)
+            let snapshot = try PasteboardCommand.send(PasteboardRequest(.paste, name: selection.name, type: type, password: try selection.resolvedPassword()), options)
             if options.json {
                 let items = snapshot.items.map { item -> String in
                     var fields = ["\"type\":\(JSONText.quote(item.type))", "\"bytes\":\(item.data.count)"]
@@ -149,7 +170,7 @@ struct PasteboardCommand: ParsableCommand {
         @OptionGroup var selection: Selection
 
         func run() throws {
-            let snapshot = try PasteboardCommand.send(PasteboardRequest(.clear, name: selection.name, password: selection.password), options)
+            let snapshot = try PasteboardCommand.send(PasteboardRequest(.clear, name: selection.name, password: try selection.resolvedPassword()), options)
             if options.json {
                 print("{" + PasteboardCommand.summary(snapshot) + "}")
             } else {

@@ -101,6 +101,13 @@ struct PasteboardTests {
         #expect(wrong.stderr.contains("wrong password for pasteboard 'secret'"))
         #expect(try h.lsctl("pasteboard", "copy", "--name", "secret", "--text", "overwritten").status == 1, "replacing needs the password too")
         #expect(try h.lsctl("pasteboard", "paste", "--name", "secret", "--password", "foobar").stdout == "s3cret")
+        // The password can stay off the command line: a file, or the environment.
+        try "foobar\n".write(toFile: h.root + "/pw", atomically: true, encoding: .utf8)
+        #expect(try h.lsctl("pasteboard", "paste", "--name", "secret", "--password-file", h.root + "/pw").stdout == "s3cret")
+        #expect(try h.shell(#"LSCTL_PASTEBOARD_PASSWORD=foobar "$LSCTL" pasteboard paste --name secret"#).stdout == "s3cret")
+        let missingFile = try h.lsctl("pasteboard", "paste", "--name", "secret", "--password-file", h.root + "/nope")
+        #expect(missingFile.status == 64)
+        #expect(missingFile.stderr.contains("--password-file \(h.root)/nope cannot be read"))
         #expect(!(try h.lsctl("pasteboard", "list").stdout.contains("public.utf8-plain-text (6 bytes)")), "a protected pasteboard's contents stay private")
     }
 
