@@ -19,8 +19,8 @@ public struct LaunchStateMachine: Sendable {
         case armDeadline(app: String, phase: LaunchPhase, token: UInt64, after: Duration)
         /// Answer the caller waiting under the request token.
         case reply(requestToken: UInt64, OpenOutcome)
-        /// Kill the process (the launch watchdog, or eviction); its exit comes back as `exited`.
-        case terminate(app: String, pid: Int32)
+        /// Kill the process; its exit comes back as `exited`. The reason is for the log.
+        case terminate(app: String, pid: Int32, reason: TerminationReason)
         /// Call `graceExpired(app:token:)` after `after`, unless the app left the background first.
         case armGrace(app: String, token: UInt64, after: Duration)
         /// Stop the process (suspension); it keeps its memory and connection, runs nothing.
@@ -62,6 +62,18 @@ public struct LaunchStateMachine: Sendable {
 
         /// Whether an event carrying `token` belongs to the phase now running.
         func isCurrent(_ token: UInt64) -> Bool { !terminating && token != 0 && token == phaseToken }
+    }
+
+    /// Why the machine ends an app: each is a decision the machine made, so the daemon can
+    /// say why without inspecting the machine's state.
+    public enum TerminationReason: Sendable, Equatable {
+        /// The watchdog: the app did not finish `phase` in time. A hung app cannot be
+        /// trusted with the next open either, so every phase's deadline ends it.
+        case missedDeadline(LaunchPhase)
+        /// More apps are alive than allowed and this was the least recently used suspended one.
+        case evicted
+        /// Its connection to the daemon closed, so it can no longer be driven.
+        case disconnected
     }
 
     public let deadlines: PhaseDeadlines
@@ -231,6 +243,11 @@ public struct LaunchStateMachine: Sendable {
     }
 
     /// The deadline armed under `token` passed. Stale tokens (phase already over) do nothing.
+    ///
+    /// Every missed deadline terminates the app, `openURL` included: an app hung in `open`
+    /// would make every later open wait out the full deadline again (and fill its queue).
+    /// The transaction is kept until the exit arrives, so queued opens wait for it and then
+    /// start a fresh process.
     public mutating func deadlinePassed(app: String, token: UInt64, now: UInt64) -> [Action] {
         guard var record = apps[app], var tx = record.transaction, tx.isCurrent(token) else { return [] }
         var actions: [Action] = []
@@ -239,23 +256,36 @@ public struct LaunchStateMachine: Sendable {
         if !tx.replied {
             tx.replied = true
             let limit = deadlines[phase]
-            let consequence = phase.isLaunchPhase ? "; it was terminated" : ""
             actions.append(.reply(requestToken: tx.request.token, .failure(
-                OpenError(.timeout, phase: phase, "\(app) did not finish \(phase.rawValue) within \(Self.format(limit))\(consequence)"),
+                OpenError(.timeout, phase: phase, "\(app) did not finish \(phase.rawValue) within \(Self.format(limit)); it was terminated"),
                 app: app, launched: tx.cold, timings: tx.timings)))
         }
-        if phase.isLaunchPhase {
-            // The watchdog: kill, keep the transaction until the exit arrives so queued opens wait.
-            tx.terminating = true
-            record.transaction = tx
-            apps[app] = record
-            if let pid = record.pid { actions.append(.terminate(app: app, pid: pid)) }
+        tx.terminating = true
+        record.transaction = tx
+        apps[app] = record
+        if let pid = record.pid {
+            actions.append(.terminate(app: app, pid: pid, reason: .missedDeadline(phase)))
         } else {
-            record.transaction = tx
+            // Never spawned (the spawn is still being set up): nothing to wait for.
+            record.state = .notRunning
+            record.transaction = nil
             apps[app] = record
-            finish(app: app, now: now, into: &actions)
+            startNext(app: app, now: now, into: &actions)
         }
         return actions
+    }
+
+    /// The caller of these requests went away (its connection closed): opens of theirs that
+    /// still wait in a queue are dropped, so a departed flooder's backlog does not run and
+    /// delay everyone else. An open already in progress finishes; its answer is discarded.
+    public mutating func withdraw(_ tokens: Set<UInt64>) {
+        guard !tokens.isEmpty else { return }
+        for (app, record) in apps where record.queue.contains(where: { tokens.contains($0.token) }) {
+            apps[app]?.queue.removeAll { tokens.contains($0.token) }
+        }
+        for (app, record) in apps where record.state == .notRunning && record.transaction == nil && record.queue.isEmpty {
+            apps[app] = nil
+        }
     }
 
     /// The background grace armed under `token` ran out: the app is suspended, unless it
@@ -280,7 +310,7 @@ public struct LaunchStateMachine: Sendable {
     /// it is terminated; its exit is reported through `exited`.
     public mutating func disconnected(app: String) -> [Action] {
         guard let record = apps[app], let pid = record.pid else { return [] }
-        return [.terminate(app: app, pid: pid)]
+        return [.terminate(app: app, pid: pid, reason: .disconnected)]
     }
 
     /// Every caller still waiting with the app its open resolved to, e.g. at shutdown, so
@@ -386,7 +416,7 @@ public struct LaunchStateMachine: Sendable {
             .sorted { ($0.value.lastUsed, $0.key) < ($1.value.lastUsed, $1.key) }
         for (app, record) in candidates where alive > background.maximumLiveApps {
             apps[app]?.evicted = true
-            actions.append(.terminate(app: app, pid: record.pid!))
+            actions.append(.terminate(app: app, pid: record.pid!, reason: .evicted))
             alive -= 1
         }
     }

@@ -27,6 +27,15 @@ final class ClientConnection: @unchecked Sendable {
     var finishedSending = false
     /// A last `failure` was sent; whatever else arrives is discarded.
     var closing = false
+    /// Closes the connection if no `hello` arrives in time; cancelled by the hello.
+    var helloDeadline: Scheduled<Void>?
+    /// A socket peer that descends from an app the daemon runs: it speaks as that app and
+    /// may not check in as any other.
+    var descendsFromApp = false
+    /// A hand-started app's check-in is being verified off the loop; no request is taken.
+    var checkingIn = false
+    /// Disconnected for leaving too many reply bytes unread; nothing more is written.
+    var overflowed = false
 
     init(channel: Channel, kind: Kind, identity: String) {
         self.channel = channel

@@ -20,6 +20,10 @@ import LaunchServicesClient
 ///                                   the daemon's socket, and record the answer
 ///   --claim-default=SCHEME          in didFinishLaunching, try `lsctl default SCHEME <self>`
 ///                                   over the daemon's socket, and record the answer
+///   --child-run=COMMAND             in didFinishLaunching, run COMMAND through /bin/sh (a
+///                                   process the app starts) and record its exit status
+///   --open=hang-first               hang in the first open of all copies of this app (a
+///                                   marker file beside the log), answer YES afterwards
 struct Behavior {
     var launch = "yes"
     var willFinish = "yes"
@@ -31,6 +35,7 @@ struct Behavior {
     var canOpenURL: String?
     var claimDefault: String?
     var unregister: String?
+    var childRun: String?
 
     init(arguments: [String]) {
         for argument in arguments {
@@ -47,6 +52,7 @@ struct Behavior {
             case "--can-open-url": canOpenURL = parts[1]
             case "--claim-default": claimDefault = parts[1]
             case "--unregister": unregister = parts[1]
+            case "--child-run": childRun = parts[1]
             default: StandardStreams.error("lstestapp: unknown argument \(argument)\n")
             }
         }
@@ -62,6 +68,13 @@ struct Behavior {
             raise(SIGSEGV)
             return false
         case "hang":
+            while true { sleep(1000) }
+        case "hang-first":
+            // The marker makes later copies (after the daemon ended the hung one) answer.
+            let marker = (log ?? "/tmp/lstestapp") + ".hung-\(getenv("LAUNCHSERVICES_BUNDLE_ID").map { String(cString: $0) } ?? "app")"
+            let fd = Glibc.open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { return true }
+            Glibc.close(fd)
             while true { sleep(1000) }
         case "exit":
             exit(3)
@@ -141,6 +154,10 @@ extension ApplicationDelegate where Self: TestDelegate {
             } catch {
                 behavior.record("claimDefault \(scheme) -> \(error.code.rawValue)")
             }
+        }
+        if let command = behavior.childRun {
+            let status = system(command)
+            behavior.record("childRun -> \(status == -1 ? -1 : (status >> 8) & 0xFF)")
         }
         return launchMethod("didFinishLaunching", behavior.didFinish, options)
     }

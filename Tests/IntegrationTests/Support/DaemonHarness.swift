@@ -88,6 +88,16 @@ final class DaemonHarness: @unchecked Sendable {
 
     static func binary(_ name: String) -> String { binDirectory + "/" + name }
 
+    /// Puts a built executable into a bundle as a real file: a hard link (cheap), or a copy
+    /// across file systems. A symbolic link would point out of the bundle, which the daemon
+    /// refuses (an app's executable must live inside its bundle).
+    static func placeExecutable(_ name: String, at path: String) throws {
+        try? FileManager.default.removeItem(atPath: path)
+        if link(binary(name), path) != 0 {
+            try FileManager.default.copyItem(atPath: binary(name), toPath: path)
+        }
+    }
+
     init(apps: [TestApp], config: String? = nil, extraArguments: [String] = []) throws {
         var template = Array("/tmp/lsit.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
@@ -120,8 +130,7 @@ final class DaemonHarness: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         try app.plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
         if FileManager.default.fileExists(atPath: Self.binary(app.executable)) {
-            try? FileManager.default.removeItem(atPath: bundle + "/" + app.executable)
-            try FileManager.default.createSymbolicLink(atPath: bundle + "/" + app.executable, withDestinationPath: Self.binary(app.executable))
+            try Self.placeExecutable(app.executable, at: bundle + "/" + app.executable)
         }
         let behavior = app.behavior + ["--log=\(eventLog)"]
         try behavior.joined(separator: "\n").appending("\n").write(toFile: bundle + "/test-behavior", atomically: true, encoding: .utf8)
