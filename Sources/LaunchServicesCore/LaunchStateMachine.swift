@@ -4,7 +4,8 @@
 /// happened. No clock, no I/O: time arrives as `now` (monotonic nanoseconds) on each event.
 ///
 /// One open per app is in flight at a time (a *transaction*); later opens for the same app
-/// queue behind it. Opens for different apps proceed concurrently.
+/// queue behind it, served in turns by caller (`FairOpenQueue`). Opens for different apps
+/// proceed concurrently.
 public struct LaunchStateMachine: Sendable {
     public enum Action: Sendable, Equatable {
         /// Start the app's executable.
@@ -34,7 +35,7 @@ public struct LaunchStateMachine: Sendable {
         public fileprivate(set) var state: AppState = .notRunning
         public fileprivate(set) var pid: Int32?
         fileprivate var transaction: Transaction?
-        fileprivate var queue: [OpenRequest] = []
+        fileprivate var queue = FairOpenQueue()
         public var pendingOpens: Int { queue.count + (transaction == nil ? 0 : 1) }
         public var currentPhase: LaunchPhase? { transaction?.phase }
         /// When the app last came to the front or began an open: the LRU order of eviction.
@@ -280,8 +281,8 @@ public struct LaunchStateMachine: Sendable {
     /// delay everyone else. An open already in progress finishes; its answer is discarded.
     public mutating func withdraw(_ tokens: Set<UInt64>) {
         guard !tokens.isEmpty else { return }
-        for (app, record) in apps where record.queue.contains(where: { tokens.contains($0.token) }) {
-            apps[app]?.queue.removeAll { tokens.contains($0.token) }
+        for app in apps.keys {
+            apps[app]?.queue.remove(tokens: tokens)
         }
         for (app, record) in apps where record.state == .notRunning && record.transaction == nil && record.queue.isEmpty {
             apps[app] = nil
@@ -317,7 +318,7 @@ public struct LaunchStateMachine: Sendable {
     /// each can be answered naming the app.
     public var waitingRequestsByApp: [(token: UInt64, app: String)] {
         apps.sorted { $0.key < $1.key }.flatMap { app, record -> [(token: UInt64, app: String)] in
-            var tokens = record.queue.map(\.token)
+            var tokens = record.queue.tokens
             if let tx = record.transaction, !tx.replied { tokens.insert(tx.request.token, at: 0) }
             return tokens.map { ($0, app) }
         }
@@ -326,7 +327,7 @@ public struct LaunchStateMachine: Sendable {
     /// Every caller still waiting, e.g. at shutdown, so each can be answered.
     public var waitingRequests: [UInt64] {
         apps.values.flatMap { record -> [UInt64] in
-            var tokens = record.queue.map(\.token)
+            var tokens = record.queue.tokens
             if let tx = record.transaction, !tx.replied { tokens.insert(tx.request.token, at: 0) }
             return tokens
         }
@@ -427,8 +428,7 @@ public struct LaunchStateMachine: Sendable {
     }
 
     private mutating func startNext(app: String, now: UInt64, into actions: inout [Action]) {
-        guard var record = apps[app], record.transaction == nil, !record.queue.isEmpty else { return }
-        let next = record.queue.removeFirst()
+        guard var record = apps[app], record.transaction == nil, let next = record.queue.popNext() else { return }
         apps[app] = record
         begin(next, app: app, now: now, into: &actions)
     }

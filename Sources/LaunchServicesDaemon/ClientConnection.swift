@@ -1,4 +1,5 @@
 import LaunchServicesCore
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// One peer of the daemon, on the loop: a tool on the socket, or an app on the socketpair
@@ -12,6 +13,10 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     let channel: Channel
+    /// A number unique to this connection in the daemon's life: the caller key that opens
+    /// queued for one app take turns by.
+    let serial: UInt64
+    private static let counter = NIOLockedValueBox<UInt64>(0)
     /// `.socket` until an app started by hand declares itself and becomes `.app`.
     var kind: Kind
     /// The `sourceApplication` for this peer's opens, decided by the daemon.
@@ -39,6 +44,7 @@ final class ClientConnection: @unchecked Sendable {
 
     init(channel: Channel, kind: Kind, identity: String) {
         self.channel = channel
+        serial = Self.counter.withLockedValue { $0 += 1; return $0 }
         self.kind = kind
         self.identity = identity
     }

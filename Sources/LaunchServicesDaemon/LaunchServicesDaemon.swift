@@ -661,7 +661,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         waiting[token] = (connection, id)
         inFlight[token] = (url.scheme, connection.identity, text)
         connection.waiting.insert(token)
-        let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation, warning: warning)
+        let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation, warning: warning, caller: connection.serial)
         perform(machine.open(request, app: app.id, now: now))
     }
 

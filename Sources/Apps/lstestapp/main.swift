@@ -22,6 +22,7 @@ import LaunchServicesClient
 ///                                   over the daemon's socket, and record the answer
 ///   --child-run=COMMAND             in didFinishLaunching, run COMMAND through /bin/sh (a
 ///                                   process the app starts) and record its exit status
+///   --open-delay=MS                 in every open, take MS milliseconds before answering
 ///   --open=hang-first               hang in the first open of all copies of this app (a
 ///                                   marker file beside the log), answer YES afterwards
 struct Behavior {
@@ -36,6 +37,7 @@ struct Behavior {
     var claimDefault: String?
     var unregister: String?
     var childRun: String?
+    var openDelay: UInt32 = 0
 
     init(arguments: [String]) {
         for argument in arguments {
@@ -53,6 +55,7 @@ struct Behavior {
             case "--claim-default": claimDefault = parts[1]
             case "--unregister": unregister = parts[1]
             case "--child-run": childRun = parts[1]
+            case "--open-delay": openDelay = UInt32(parts[1]) ?? 0
             default: StandardStreams.error("lstestapp: unknown argument \(argument)\n")
             }
         }
@@ -117,6 +120,7 @@ class TestDelegate {
         return behavior.act(what, phase: phase)
     }
     func deliver(_ method: String, _ url: ParsedURL, _ source: String?, warning: String? = nil) -> Bool {
+        if behavior.openDelay > 0 { usleep(behavior.openDelay * 1000) }
         behavior.record("\(method) url=\(url) source=\(source ?? "nil") host=\(url.host ?? "nil") query=\(url.query ?? "nil") fragment=\(url.fragment ?? "nil")" + (warning.map { " warning=\($0)" } ?? ""))
         return behavior.act(behavior.open, phase: method)
     }
