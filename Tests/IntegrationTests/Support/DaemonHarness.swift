@@ -124,9 +124,9 @@ final class DaemonHarness: @unchecked Sendable {
         try waitUntilServing()
     }
 
-    /// Writes one bundle into the apps folder.
-    func install(_ app: TestApp) throws {
-        let bundle = appsFolder + "/" + app.folder + ".app"
+    /// Writes one bundle into the apps folder (or into `folder`, another apps folder).
+    func install(_ app: TestApp, in folder: String? = nil) throws {
+        let bundle = (folder ?? appsFolder) + "/" + app.folder + ".app"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         try app.plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
         if FileManager.default.fileExists(atPath: Self.binary(app.executable)) {
