@@ -134,19 +134,38 @@ struct PeerLimitTests {
         defer { h.stop() }
         #expect(try h.lsopen("counter:warm-up").status == 0)
         let failures = ResultBox()
-        DispatchQueue.concurrentPerform(iterations: 100) { client in
-            do {
-                let connection = try LaunchServicesClient(socketPath: h.socket, program: "client-\(client)")
-                defer { connection.close() }
-                for n in 0..<50 {
-                    let outcome = try connection.open("counter:c\(client)-\(n)", timeout: .seconds(120))
-                    if !outcome.opened { failures.append(1) }
+        // 100 threads, not concurrentPerform (which runs one per core): all 100 clients
+        // connect first, then open at once, so up to 100 opens wait for the app together.
+        let connected = DispatchGroup()
+        let go = DispatchSemaphore(value: 0)
+        let finished = DispatchGroup()
+        for client in 0..<100 {
+            connected.enter()
+            finished.enter()
+            Thread.detachNewThread {
+                defer { finished.leave() }
+                guard let connection = try? LaunchServicesClient(socketPath: h.socket, program: "client-\(client)") else {
+                    failures.append(1)
+                    connected.leave()
+                    return
                 }
-            } catch {
-                failures.append(1)
+                defer { connection.close() }
+                connected.leave()
+                go.wait()
+                for n in 0..<50 {
+                    do {
+                        let outcome = try connection.open("counter:c\(client)-\(n)", timeout: .seconds(120))
+                        if !outcome.opened { failures.append(1) }
+                    } catch {
+                        failures.append(1)
+                    }
+                }
             }
         }
-        #expect(failures.values.isEmpty, "\(failures.values.count) opens failed")
+        #expect(connected.wait(timeout: .now() + 60) == .success)
+        for _ in 0..<100 { go.signal() }
+        #expect(finished.wait(timeout: .now() + 300) == .success)
+        #expect(failures.values.count == 0, "opens failed")
         let delivered = h.eventNames().filter { $0.hasPrefix("open url=counter:c") }.map { $0.split(separator: " ")[1] }
         #expect(delivered.count == 5000, "\(delivered.count) deliveries")
         #expect(Set(delivered).count == 5000, "no duplicates")
