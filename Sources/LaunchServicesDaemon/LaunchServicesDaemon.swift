@@ -51,6 +51,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// The pasteboards (SPEC §5) and where persistent ones are kept.
     var pasteboards = Pasteboards()
     var pasteboardStore: PasteboardStore?
+    let pasteboardTraffic = PasteboardTraffic()
     /// Callback addresses reserved by callers that own no scheme (`lsopen --wait`), by token.
     var reservations: [String: CallbackReservation] = [:]
     private var nextRequestToken: UInt64 = 1
@@ -433,7 +434,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         case .awaitCallback:
             reserveCallback(id: envelope.id, for: connection)
         case .pasteboard(let request):
-            send(Envelope(id: envelope.id, pasteboard(request, from: connection)), to: connection)
+            pasteboardRequested(request, id: envelope.id, from: connection)
         case .canOpen(let url):
             canOpen(url, id: envelope.id, from: connection)
         case .query("debug-stall"):

@@ -156,6 +156,7 @@ struct ConfigurationTests {
         #expect(c.maximumFrameLength == d.maximumFrameLength)
         #expect(c.maximumPendingOpensPerApp == d.maximumPendingOpensPerApp)
         #expect(c.shutdownGrace == d.shutdownGrace)
+        #expect(c.pasteboardLimits == d.pasteboardLimits)
     }
 
     @Test("bad files name the file and the key")
