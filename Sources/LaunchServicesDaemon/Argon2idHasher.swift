@@ -5,10 +5,10 @@ import LaunchServicesCore
 /// verifier is a PHC string (`$argon2id$v=19$m=19456,t=2,p=1$SALT$HASH`) that carries its
 /// own random salt and parameters, so old verifiers keep working if the parameters change.
 ///
-/// Parameters: 19 MiB and 2 passes, one lane (the OWASP minimum for Argon2id). About 55 ms
-/// per hash or check on the 2-core machine it was measured on: unnoticeable for one paste,
-/// and with the daemon's single hashing thread it caps guessing at about 18 checks a second
-/// for the whole daemon. Memory-hard, so a GPU gains little; 19 MiB is held only while a
+/// Parameters: 19 MiB and 2 passes, one lane (the OWASP minimum for Argon2id). 27 ms per
+/// check in a release build on the 2-core machine it was measured on (55 ms with the machine
+/// busy): unnoticeable for one paste, and with the daemon's single hashing thread it caps
+/// checks at about 20–35 a second for the whole daemon. Memory-hard, so a GPU gains little; 19 MiB is held only while a
 /// check runs, on the one thread that runs them.
 struct Argon2idHasher: PasswordHasher {
     var passes: UInt64 = 2

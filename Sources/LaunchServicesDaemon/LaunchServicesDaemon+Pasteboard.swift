@@ -16,13 +16,21 @@ extension LaunchServicesDaemon {
     func pasteboardRequested(_ request: PasteboardRequest, id: UInt32, from connection: ClientConnection) {
         loop.assertInEventLoop()
         let lane = pasteboardTraffic.lane(for: connection)
-        let limit = configuration.pasteboardLimits.maximumOperationsPerConnection
-        guard lane.count < limit else {
-            logger.info("pasteboard \(request.operation.rawValue) refused: \(lane.count) requests of this connection are waiting", metadata: ["peer": "\(connection.identity)"])
+        let limits = configuration.pasteboardLimits
+        // Refusals here are not logged: a peer past its limit could otherwise flood the log.
+        guard lane.count < limits.maximumOperationsPerConnection else {
             send(Envelope(id: id, .failure(OpenError(.unavailable, "this connection already has \(lane.count) pasteboard requests waiting or under way, the limit (pasteboard.maximumOperationsPerConnection); wait for their answers"))), to: connection)
             return
         }
-        lane.queued.append(PasteboardTraffic.Operation(id: id, request: request))
+        // Waiting copies keep their items: at most one pasteboard's worth per connection, so
+        // a queue costs no more memory than the frame it came in.
+        let operation = PasteboardTraffic.Operation(id: id, request: request)
+        let waitingBytes = lane.queuedBytes + operation.byteCount
+        guard lane.count == 0 || waitingBytes <= limits.maximumBytes else {
+            send(Envelope(id: id, .failure(OpenError(.unavailable, "this connection's waiting pasteboard requests would hold \(waitingBytes) bytes, more than one pasteboard may (pasteboard.maximumBytes, \(limits.maximumBytes)); wait for their answers"))), to: connection)
+            return
+        }
+        lane.queued.append(operation)
         advance(lane)
     }
 
@@ -104,7 +112,6 @@ extension LaunchServicesDaemon {
         }
         let limit = configuration.pasteboardLimits.maximumPasswordChecksWaiting
         guard traffic.checksInProgress < limit else {
-            logger.warning("pasteboard \(operation.request.operation.rawValue) refused: \(traffic.checksInProgress) password checks are waiting", metadata: ["peer": "\(connection.identity)"])
             send(Envelope(id: operation.id, .failure(OpenError(.unavailable, "\(traffic.checksInProgress) pasteboard password checks are already waiting, the limit (pasteboard.maximumPasswordChecksWaiting); try again in a second"))), to: connection)
             return
         }

@@ -27,8 +27,8 @@ public final class PasteboardStore: Sendable {
                     t.primaryKey(["name", "position"])
                 }
             }
-            // Up to v1 the password column held the password itself. Each is hashed here (about
-            // 55 ms each, at most pasteboard.maximumPasteboards of them, once) and the column
+            // Up to v1 the password column held the password itself. Each is hashed here (tens of
+            // ms each, at most pasteboard.maximumPasteboards of them, once) and the column
             // renamed, so a value in it is never mistaken for the other kind.
             migrator.registerMigration(Self.verifiersMigration) { db in
                 try db.alter(table: "pasteboard") { t in t.rename(column: "password", to: "passwordVerifier") }

@@ -8,7 +8,8 @@ import NIOCore
 ///
 /// - Each connection is a **lane**: its requests are applied in the order they came, one at
 ///   a time, so a copy with a password followed at once by a paste sees the copy. A lane
-///   holds at most `maximumOperationsPerConnection` requests.
+///   holds at most `maximumOperationsPerConnection` requests, and waiting items of at most
+///   `maximumBytes` (one pasteboard's worth).
 /// - A pasteboard with a password check in progress, or cooling down after a wrong password,
 ///   is **held**: requests for it wait (at most `maximumWaitingPerPasteboard` lanes), while
 ///   requests for other pasteboards go on. Per pasteboard rather than one queue for all, so a
@@ -22,6 +23,7 @@ final class PasteboardTraffic: @unchecked Sendable {
         let id: UInt32
         let request: PasteboardRequest
         var board: String { request.name ?? Pasteboards.general }
+        var byteCount: Int { request.items.reduce(0) { $0 + $1.data.count + $1.type.utf8.count } }
     }
 
     /// One connection's requests not answered yet.
@@ -33,6 +35,7 @@ final class PasteboardTraffic: @unchecked Sendable {
         var busy = false
         init(connection: ClientConnection) { self.connection = connection }
         var count: Int { queued.count + (busy ? 1 : 0) }
+        var queuedBytes: Int { queued.reduce(0) { $0 + $1.byteCount } }
     }
 
     /// How long a wrong password's answer waits, and how long its connection and its
@@ -44,7 +47,7 @@ final class PasteboardTraffic: @unchecked Sendable {
     static let maximumWaitingPerPasteboard = 4
 
     let hasher: any PasswordHasher
-    /// The one hashing thread: each hash holds 19 MiB for ~55 ms, so one at a time bounds
+    /// The one hashing thread: each hash holds 19 MiB for tens of ms, so one at a time bounds
     /// both the memory and the daemon-wide guessing rate.
     let worker = DispatchQueue(label: "launchservicesd.passwords")
 

@@ -185,13 +185,35 @@ struct PasteboardPasswordTests {
         #expect(try h.lsctl("pasteboard", "paste", "--name", "p", "--password", "right").stdout == "v")
     }
 
+    @Test("waiting copies on one connection hold at most one pasteboard's worth of items")
+    func waitingBytesBounded() throws {
+        let h = try DaemonHarness(apps: [], config: #"{"pasteboard": {"maximumBytes": 1000}}"#)
+        defer { h.stop() }
+        #expect(try h.lsctl("pasteboard", "copy", "--name", "p", "--password", "right", "--text", "v").status == 0)
+        let connection = try connect(h)
+        defer { connection.close() }
+        let copy = { (id: UInt32) in
+            Frame.encode(Envelope(id: id, .pasteboard(PasteboardRequest(.copy, name: "q\(id)", items: [PasteboardItem(type: "public.data", data: Array(repeating: 7, count: 600))]))))
+        }
+        // The wrong guess holds the connection; 611 bytes may wait behind it, 1222 may not.
+        try connection.send(Frame.encode(Envelope(id: 1, paste("p", "wrong"))) + copy(2) + copy(3))
+        let got = try answers(connection, [1, 2, 3])
+        guard case .pasteboardResult = got[2]?.message else {
+            Issue.record("the first copy waited and was applied: \(String(describing: got[2]?.message))")
+            return
+        }
+        let refused = failure(got[3]?.message)
+        #expect(refused?.code == .unavailable)
+        #expect(refused?.message.contains("would hold 1222 bytes, more than one pasteboard may (pasteboard.maximumBytes, 1000)") == true, "\(String(describing: refused))")
+    }
+
     @Test("password checks waiting for the hashing thread are bounded (maximumPasswordChecksWaiting)")
     func checksBounded() throws {
         let h = try DaemonHarness(apps: [], config: #"{"pasteboard": {"maximumPasswordChecksWaiting": 1}}"#)
         defer { h.stop() }
         let a = try connect(h), b = try connect(h)
         defer { a.close(); b.close() }
-        // Two copies that each need a ~55 ms hash, sent together from two connections.
+        // Two copies that each need a hash of tens of ms, sent together from two connections.
         let copy = { (name: String) in Frame.encode(Envelope(id: 1, .pasteboard(PasteboardRequest(.copy, name: name, items: [PasteboardItem(text: "x")], password: "pw")))) }
         try a.send(copy("a"))
         try b.send(copy("b"))
