@@ -49,11 +49,13 @@ let package = Package(
             name: "LaunchServicesSystemd",
             dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]
         ),
+        // libsodium's Argon2id, for pasteboard password verifiers. Only the daemon links it.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // The daemon as a library, so integration tests and the executable share it.
         .target(
             name: "LaunchServicesDaemon",
             dependencies: [
-                "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim", "LaunchServicesSystemd",
+                "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim", "LaunchServicesSystemd", "CSodium",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -116,7 +118,11 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["LaunchServicesClient", "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim"]
+            dependencies: [
+                "LaunchServicesClient", "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim",
+                // To write a pasteboard database as an earlier version did (the migration test).
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

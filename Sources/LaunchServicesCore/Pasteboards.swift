@@ -8,17 +8,22 @@ public struct Pasteboard: Sendable, Equatable {
     public var expiresAt: UInt64?
     /// Kept across daemon restarts (in SQLite) when true.
     public var persistent: Bool
-    /// When set, reading, replacing or clearing the items needs it (the seed's paste service).
-    public var password: String?
+    /// When set, reading, replacing or clearing the items needs the password it was made
+    /// from (the seed's paste service). A salted slow hash (`PasswordHasher`), never the
+    /// password itself, so neither memory nor `pasteboard.sqlite` gives it away.
+    public var passwordVerifier: String?
 
-    public init(name: String, items: [PasteboardItem] = [], changeCount: UInt64 = 0, expiresAt: UInt64? = nil, persistent: Bool = false, password: String? = nil) {
+    public init(name: String, items: [PasteboardItem] = [], changeCount: UInt64 = 0, expiresAt: UInt64? = nil, persistent: Bool = false, passwordVerifier: String? = nil) {
         self.name = name
         self.items = items
         self.changeCount = changeCount
         self.expiresAt = expiresAt
         self.persistent = persistent
-        self.password = password
+        self.passwordVerifier = passwordVerifier
     }
+
+    /// Reading, replacing or clearing needs the password.
+    public var isProtected: Bool { passwordVerifier != nil && !items.isEmpty }
 
     public var byteCount: Int { items.reduce(0) { $0 + $1.data.count + $1.type.utf8.count } }
 }
@@ -85,17 +90,27 @@ public struct PasteboardLimits: Sendable, Equatable, Codable {
     /// The longest expiry a writer may set.
     public var maximumExpirySeconds: UInt64
 
-    public init(maximumBytes: Int = 900 * 1024, maximumTotalBytes: Int = 64 * 1024 * 1024, maximumPasteboards: Int = 256, maximumItems: Int = 32, maximumExpirySeconds: UInt64 = 30 * 24 * 3600) {
+    /// Pasteboard requests one connection may have waiting or in progress (a password check
+    /// or a wrong-password delay holds the ones behind it); past it, `unavailable`.
+    public var maximumOperationsPerConnection: Int
+    /// Password hashes and checks waiting for the daemon's one hashing thread; past it,
+    /// `unavailable`. Each costs tens of milliseconds, so this bounds the wait too.
+    public var maximumPasswordChecksWaiting: Int
+
+    public init(maximumBytes: Int = 900 * 1024, maximumTotalBytes: Int = 64 * 1024 * 1024, maximumPasteboards: Int = 256, maximumItems: Int = 32, maximumExpirySeconds: UInt64 = 30 * 24 * 3600,
+                maximumOperationsPerConnection: Int = 16, maximumPasswordChecksWaiting: Int = 32) {
         self.maximumBytes = maximumBytes
         self.maximumTotalBytes = maximumTotalBytes
         self.maximumPasteboards = maximumPasteboards
         self.maximumItems = maximumItems
         self.maximumExpirySeconds = maximumExpirySeconds
+        self.maximumOperationsPerConnection = maximumOperationsPerConnection
+        self.maximumPasswordChecksWaiting = maximumPasswordChecksWaiting
     }
 }
 
-/// A refused pasteboard request: `notPermitted` for a wrong password, `invalidRequest` for
-/// everything else, with a message naming the pasteboard and the fix.
+/// A refused pasteboard request: `notPermitted` for a missing or wrong password,
+/// `invalidRequest` for everything else, with a message naming the pasteboard and the fix.
 public struct PasteboardError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: OpenErrorCode
     public var message: String
@@ -132,18 +147,21 @@ public struct Pasteboards: Sendable {
 
     /// Applies a request. Returns the snapshot to answer with and the pasteboard as it now
     /// is (for the store), or throws a named refusal; a refused request changes nothing.
-    public mutating func apply(_ request: PasteboardRequest, now: UInt64) throws(PasteboardError) -> (snapshot: PasteboardSnapshot, changed: Pasteboard?) {
+    /// `proof` is what `passwordWork(for:now:)` asked for, done: a protected pasteboard needs
+    /// `.matches` with its own verifier, and a copy that sets a password needs `.matches`
+    /// with the verifier to keep.
+    public mutating func apply(_ request: PasteboardRequest, now: UInt64, proof: PasswordProof = .none) throws(PasteboardError) -> (snapshot: PasteboardSnapshot, changed: Pasteboard?) {
         let name = request.name ?? Self.general
         if let problem = Self.problem(withName: name) { throw PasteboardError(.invalidRequest, problem) }
         var changed: Pasteboard?
         if let expired = expire(name, now: now) { changed = expired }
         var board = boards[name] ?? Pasteboard(name: name)
-        if let password = board.password, !board.items.isEmpty {
-            guard let given = request.password else {
-                throw PasteboardError(.notPermitted, "pasteboard '\(name)' is protected by a password; pass it (lsctl pasteboard --password, or password= for the paste service)")
-            }
-            guard Self.constantTimeEqual(given, password) else {
-                throw PasteboardError(.notPermitted, "wrong password for pasteboard '\(name)'")
+        if board.isProtected, let verifier = board.passwordVerifier {
+            guard Self.password(of: request) != nil else { throw Self.passwordMissing(name) }
+            switch proof {
+            case .matches(let proven) where proven == verifier: break
+            case .wrong: throw PasteboardError(.notPermitted, "wrong password for pasteboard '\(name)'")
+            default: throw PasteboardError(.unavailable, "the password for pasteboard '\(name)' was not checked against its current password; try again")
             }
         }
         switch request.operation {
@@ -162,24 +180,31 @@ public struct Pasteboards: Sendable {
             if board.items.isEmpty && board.changeCount == 0 { return (snapshot(board, items: [], now: now), changed) }
             board.items = []
             board.changeCount += 1
-            board.password = nil
+            board.passwordVerifier = nil
             board.expiresAt = nil
             boards[name] = board
             pruneEmpty(keeping: name)
             return (snapshot(board, items: [], now: now), board)
         case .copy:
             try validate(request, name: name)
+            board.passwordVerifier = nil
+            if Self.password(of: request) != nil {
+                // The password unlocked the old items (its verifier) or was hashed for these.
+                guard case .matches(let verifier) = proof else {
+                    throw PasteboardError(.unavailable, "the password for pasteboard '\(name)' was not hashed; try again")
+                }
+                board.passwordVerifier = verifier
+            }
             board.items = request.items
             board.changeCount += 1
             board.persistent = request.persistent
-            board.password = (request.password?.isEmpty ?? true) ? nil : request.password
             board.expiresAt = request.expireSeconds.map { now + $0 }
             boards[name] = board
             return (snapshot(board, items: board.items, now: now), board)
         }
     }
 
-    private func validate(_ request: PasteboardRequest, name: String) throws(PasteboardError) {
+    func validate(_ request: PasteboardRequest, name: String) throws(PasteboardError) {
         guard !request.items.isEmpty else {
             throw PasteboardError(.invalidRequest, "nothing to copy to pasteboard '\(name)': give at least one item (use clear to empty it)")
         }
@@ -219,12 +244,19 @@ public struct Pasteboards: Sendable {
     }
 
     private mutating func expire(_ name: String, now: UInt64) -> Pasteboard? {
-        guard var board = boards[name], let expiresAt = board.expiresAt, expiresAt <= now, !board.items.isEmpty else { return nil }
+        guard let board = boards[name], let expired = Self.expired(board, now: now) else { return nil }
+        boards[name] = expired
+        return expired
+    }
+
+    /// `board` emptied, when its items expired by `now`; else `nil`.
+    static func expired(_ board: Pasteboard, now: UInt64) -> Pasteboard? {
+        guard let expiresAt = board.expiresAt, expiresAt <= now, !board.items.isEmpty else { return nil }
+        var board = board
         board.items = []
         board.changeCount += 1
-        board.password = nil
+        board.passwordVerifier = nil
         board.expiresAt = nil
-        boards[name] = board
         return board
     }
 
@@ -243,16 +275,6 @@ public struct Pasteboards: Sendable {
     private func snapshot(_ board: Pasteboard, items: [PasteboardItem], now: UInt64) -> PasteboardSnapshot {
         PasteboardSnapshot(name: board.name, changeCount: board.changeCount, items: items,
                            expiresInSeconds: board.expiresAt.map { $0 > now ? $0 - now : 0 },
-                           persistent: board.persistent, passwordProtected: board.password != nil && !board.items.isEmpty)
-    }
-
-    /// Compares without stopping at the first difference, so timing tells nothing.
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        var difference = UInt8(x.count == y.count ? 0 : 1)
-        for i in 0..<max(x.count, y.count) {
-            difference |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
-        }
-        return difference == 0
+                           persistent: board.persistent, passwordProtected: board.isProtected)
     }
 }

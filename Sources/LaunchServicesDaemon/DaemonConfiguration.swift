@@ -68,6 +68,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             var maximumPasteboards: Int?
             var maximumItems: Int?
             var maximumExpirySeconds: Int?
+            var maximumOperationsPerConnection: Int?
+            var maximumPasswordChecksWaiting: Int?
         }
 
         struct Connections: Decodable {
@@ -155,6 +157,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             limits.maximumPasteboards = try limit(p.maximumPasteboards, "maximumPasteboards", 1...100_000, limits.maximumPasteboards)
             limits.maximumItems = try limit(p.maximumItems, "maximumItems", 1...1024, limits.maximumItems)
             limits.maximumExpirySeconds = UInt64(try limit(p.maximumExpirySeconds, "maximumExpirySeconds", 1...(10 * 365 * 86400), Int(limits.maximumExpirySeconds)))
+            limits.maximumOperationsPerConnection = try limit(p.maximumOperationsPerConnection, "maximumOperationsPerConnection", 1...1024, limits.maximumOperationsPerConnection)
+            limits.maximumPasswordChecksWaiting = try limit(p.maximumPasswordChecksWaiting, "maximumPasswordChecksWaiting", 1...1024, limits.maximumPasswordChecksWaiting)
             config.pasteboardLimits = limits
         } else {
             config.pasteboardLimits.maximumBytes = min(config.pasteboardLimits.maximumBytes, config.maximumFrameLength - 4096)
@@ -186,7 +190,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             throw ConfigurationError(path: path, problem: "key '\(key)' is \(number); give a whole number")
         }
         if let pasteboard = top["pasteboard"] as? [String: Any] {
-            let keys: Set<String> = ["maximumBytes", "maximumTotalBytes", "maximumPasteboards", "maximumItems", "maximumExpirySeconds"]
+            let keys: Set<String> = ["maximumBytes", "maximumTotalBytes", "maximumPasteboards", "maximumItems", "maximumExpirySeconds", "maximumOperationsPerConnection", "maximumPasswordChecksWaiting"]
             for key in pasteboard.keys where !keys.contains(key) {
                 throw ConfigurationError(path: path, problem: "has unknown key 'pasteboard.\(key)'; known: \(keys.sorted().joined(separator: ", "))")
             }

@@ -2,14 +2,40 @@ import Foundation
 import LaunchServicesCore
 import LaunchServicesProtocol
 import Logging
+import NIOCore
 
 /// The pasteboards (SPEC §5): the pure rules live in `Pasteboards`; here they meet the clock,
-/// JSON validation and the store. A change is saved before it is answered and before it
-/// takes effect in memory, so a failed save changes nothing.
+/// JSON validation, the password hasher and the store. A change is saved before it is
+/// answered and before it takes effect in memory, so a failed save changes nothing.
+/// Password hashes and checks run on `PasteboardTraffic`'s thread, never on the loop.
 extension LaunchServicesDaemon {
     var unixNow: UInt64 { UInt64(max(0, time(nil))) }
 
-    func pasteboard(_ request: PasteboardRequest, from connection: ClientConnection) -> Message {
+    /// A pasteboard request as received: answered at once when it needs no password work and
+    /// nothing is ahead of it, else in its turn (`PasteboardTraffic`).
+    func pasteboardRequested(_ request: PasteboardRequest, id: UInt32, from connection: ClientConnection) {
+        loop.assertInEventLoop()
+        let lane = pasteboardTraffic.lane(for: connection)
+        let limits = configuration.pasteboardLimits
+        // Refusals here are not logged: a peer past its limit could otherwise flood the log.
+        guard lane.count < limits.maximumOperationsPerConnection else {
+            send(Envelope(id: id, .failure(OpenError(.unavailable, "this connection already has \(lane.count) pasteboard requests waiting or under way, the limit (pasteboard.maximumOperationsPerConnection); wait for their answers"))), to: connection)
+            return
+        }
+        // Waiting copies keep their items: at most one pasteboard's worth per connection, so
+        // a queue costs no more memory than the frame it came in.
+        let operation = PasteboardTraffic.Operation(id: id, request: request)
+        let waitingBytes = lane.queuedBytes + operation.byteCount
+        guard lane.count == 0 || waitingBytes <= limits.maximumBytes else {
+            send(Envelope(id: id, .failure(OpenError(.unavailable, "this connection's waiting pasteboard requests would hold \(waitingBytes) bytes, more than one pasteboard may (pasteboard.maximumBytes, \(limits.maximumBytes)); wait for their answers"))), to: connection)
+            return
+        }
+        lane.queued.append(operation)
+        advance(lane)
+    }
+
+    /// Applies a request whose password work is done (`proof`), or that needs none.
+    func pasteboard(_ request: PasteboardRequest, from connection: ClientConnection, proof: PasswordProof = .none) -> Message {
         loop.assertInEventLoop()
         for item in request.items where request.operation == .copy && PasteboardType.conforms(item.type, to: PasteboardType.json) {
             guard (try? JSONSerialization.jsonObject(with: Data(item.data), options: [.fragmentsAllowed])) != nil else {
@@ -19,7 +45,7 @@ extension LaunchServicesDaemon {
         var next = pasteboards
         let result: (snapshot: PasteboardSnapshot, changed: Pasteboard?)
         do {
-            result = try next.apply(request, now: unixNow)
+            result = try next.apply(request, now: unixNow, proof: proof)
         } catch {
             logger.info("pasteboard \(request.operation.rawValue) refused: \(error.message)", metadata: ["peer": "\(connection.identity)"])
             return .failure(OpenError(error.code, error.message))
@@ -37,6 +63,109 @@ extension LaunchServicesDaemon {
             logger.info("pasteboard '\(result.snapshot.name)' \(request.operation == .copy ? "copied" : "cleared") by \(connection.identity): \(result.snapshot.items.count) items, change \(result.snapshot.changeCount)\(result.snapshot.persistent ? ", persistent" : "")")
         }
         return .pasteboardResult(result.snapshot)
+    }
+
+    /// Starts a lane's requests in order until one has to wait: for password work, for the
+    /// delay after a wrong password, or for a pasteboard another lane holds.
+    private func advance(_ lane: PasteboardTraffic.Lane) {
+        let traffic = pasteboardTraffic
+        while !lane.busy, let next = lane.queued.first {
+            guard lane.connection.channel.isActive else {
+                // Nobody is left to answer; dropping the rest also keeps a peer that reconnects
+                // from leaving work behind.
+                lane.queued.removeAll()
+                break
+            }
+            if traffic.held.contains(next.board) {
+                var queue = traffic.waiting[next.board] ?? []
+                if queue.contains(where: { $0 === lane }) { return }
+                if queue.count < PasteboardTraffic.maximumWaitingPerPasteboard {
+                    queue.append(lane)
+                    traffic.waiting[next.board] = queue
+                    return
+                }
+                lane.queued.removeFirst()
+                send(Envelope(id: next.id, .failure(OpenError(.unavailable, "pasteboard '\(next.board)' is busy checking passwords and \(queue.count) requests already wait for it; try again in a second"))), to: lane.connection)
+                continue
+            }
+            lane.queued.removeFirst()
+            start(next, on: lane)
+        }
+        traffic.retireIfIdle(lane)
+        // A peer that half-closed waits for these answers too; once they are out, it can go.
+        if traffic.lanes[ObjectIdentifier(lane.connection)] == nil, lane.connection.finishedSending {
+            closeIfDone(lane.connection)
+        }
+    }
+
+    /// Answers a request at once, or hands its password work to the hashing thread.
+    private func start(_ operation: PasteboardTraffic.Operation, on lane: PasteboardTraffic.Lane) {
+        let traffic = pasteboardTraffic
+        let connection = lane.connection
+        let work: PasswordWork
+        do {
+            work = try pasteboards.passwordWork(for: operation.request, now: unixNow)
+        } catch {
+            logger.info("pasteboard \(operation.request.operation.rawValue) refused: \(error.message)", metadata: ["peer": "\(connection.identity)"])
+            send(Envelope(id: operation.id, .failure(OpenError(error.code, error.message))), to: connection)
+            return
+        }
+        guard work != .none else {
+            send(Envelope(id: operation.id, pasteboard(operation.request, from: connection)), to: connection)
+            return
+        }
+        let limit = configuration.pasteboardLimits.maximumPasswordChecksWaiting
+        guard traffic.checksInProgress < limit else {
+            send(Envelope(id: operation.id, .failure(OpenError(.unavailable, "\(traffic.checksInProgress) pasteboard password checks are already waiting, the limit (pasteboard.maximumPasswordChecksWaiting); try again in a second"))), to: connection)
+            return
+        }
+        traffic.checksInProgress += 1
+        traffic.held.insert(operation.board)
+        lane.busy = true
+        let hasher = traffic.hasher
+        traffic.worker.async {
+            let proof = work.perform(with: hasher)
+            self.loop.execute { self.finish(operation, on: lane, proof: proof) }
+        }
+    }
+
+    /// Applies a request whose password work is done. A wrong password is answered after
+    /// `failureDelay`, and until then its connection's next request and its pasteboard's next
+    /// check wait too: one guess per second per connection and per pasteboard.
+    private func finish(_ operation: PasteboardTraffic.Operation, on lane: PasteboardTraffic.Lane, proof: PasswordProof?) {
+        loop.assertInEventLoop()
+        pasteboardTraffic.checksInProgress -= 1
+        let connection = lane.connection
+        var answer: Message
+        if let proof {
+            answer = pasteboard(operation.request, from: connection, proof: proof)
+        } else {
+            logger.error("could not hash a password for pasteboard '\(operation.board)'")
+            answer = .failure(OpenError(.unavailable, "the password for pasteboard '\(operation.board)' could not be hashed (out of memory?); nothing was changed"))
+        }
+        var delay: TimeAmount = .zero
+        if proof == .wrong, case .failure(let error) = answer, error.code == .notPermitted {
+            delay = PasteboardTraffic.failureDelay
+            answer = .failure(OpenError(.notPermitted, error.message + "; answered after a 1 s delay, as every wrong password is"))
+        }
+        let reply = Envelope(id: operation.id, answer)
+        let done = { @Sendable [self] in
+            send(reply, to: connection)
+            lane.busy = false
+            handOver(operation.board)
+            advance(lane)
+            flushPending()
+        }
+        if delay == .zero { done() } else { loop.scheduleTask(in: delay, done) }
+    }
+
+    /// Frees a pasteboard and lets the lanes waiting for it go, in order, until one holds it.
+    private func handOver(_ board: String) {
+        let traffic = pasteboardTraffic
+        traffic.held.remove(board)
+        while !traffic.held.contains(board), let next = traffic.nextWaiting(for: board) {
+            advance(next)
+        }
     }
 
     /// Empties expired pasteboards and forgets the persistent ones among them.

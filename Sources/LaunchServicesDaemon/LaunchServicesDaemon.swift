@@ -56,6 +56,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// The pasteboards (SPEC §5) and where persistent ones are kept.
     var pasteboards = Pasteboards()
     var pasteboardStore: PasteboardStore?
+    let pasteboardTraffic = PasteboardTraffic()
     /// Callback addresses reserved by callers that own no scheme (`lsopen --wait`), by token.
     var reservations: [String: CallbackReservation] = [:]
     private var nextRequestToken: UInt64 = 1
@@ -454,7 +455,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     /// Closes a connection whose peer finished sending once nothing is owed to it.
     func closeIfDone(_ connection: ClientConnection) {
-        guard connection.finishedSending || connection.closing, connection.waiting.isEmpty else { return }
+        guard connection.finishedSending || connection.closing, connection.waiting.isEmpty,
+              pasteboardTraffic.lanes[ObjectIdentifier(connection)] == nil else { return }
         flushPending()
         connection.channel.close(promise: nil)
     }
@@ -482,7 +484,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         case .awaitCallback:
             reserveCallback(id: envelope.id, for: connection)
         case .pasteboard(let request):
-            send(Envelope(id: envelope.id, pasteboard(request, from: connection)), to: connection)
+            pasteboardRequested(request, id: envelope.id, from: connection)
         case .canOpen(let url):
             canOpen(url, id: envelope.id, from: connection)
         case .query("debug-stall"):

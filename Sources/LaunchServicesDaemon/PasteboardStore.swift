@@ -5,11 +5,13 @@ import LaunchServicesCore
 /// Persistent pasteboards on disk (SQLite through GRDB, WAL, `pasteboard.sqlite` next to the
 /// registry). Only pasteboards copied with `persistent` are kept; each change is one
 /// transaction, written before the daemon answers, so an acknowledged copy survives SIGKILL.
+/// Passwords are kept only as verifiers (`PasswordHasher`); deleted content is zeroed.
 public final class PasteboardStore: Sendable {
     let pool: DatabasePool
 
-    public init(folder: String) throws {
-        pool = try StateDatabase.open(folder: folder, file: "pasteboard.sqlite") { migrator in
+    /// `hasher` turns the plain-text passwords earlier versions saved into verifiers, once.
+    init(folder: String, hasher: some PasswordHasher = Argon2idHasher()) throws {
+        pool = try StateDatabase.open(folder: folder, file: "pasteboard.sqlite", secureDelete: true, secretsRewrittenBy: Self.verifiersMigration) { migrator in
             migrator.registerMigration("v1") { db in
                 try db.create(table: "pasteboard") { t in
                     t.primaryKey("name", .text)
@@ -25,18 +27,34 @@ public final class PasteboardStore: Sendable {
                     t.primaryKey(["name", "position"])
                 }
             }
+            // Up to v1 the password column held the password itself. Each is hashed here (tens of
+            // ms each, at most pasteboard.maximumPasteboards of them, once) and the column
+            // renamed, so a value in it is never mistaken for the other kind.
+            migrator.registerMigration(Self.verifiersMigration) { db in
+                try db.alter(table: "pasteboard") { t in t.rename(column: "password", to: "passwordVerifier") }
+                for row in try Row.fetchAll(db, sql: "SELECT name, passwordVerifier FROM pasteboard WHERE passwordVerifier IS NOT NULL") {
+                    let name: String = row["name"]
+                    let password: String = row["passwordVerifier"]
+                    // An empty password protected nothing (a copy never set one).
+                    let verifier = password.isEmpty ? nil : hasher.verifier(for: password)
+                    guard password.isEmpty || verifier != nil else { throw PasteboardStoreError.cannotHash(name) }
+                    try db.execute(sql: "UPDATE pasteboard SET passwordVerifier = ? WHERE name = ?", arguments: [verifier, name])
+                }
+            }
         }
     }
+
+    static let verifiersMigration = "v2 password verifiers"
 
     /// Every saved pasteboard, with its items in order.
     public func load() throws -> [Pasteboard] {
         try pool.read { db in
             var boards: [String: Pasteboard] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT name, changeCount, expiresAt, password FROM pasteboard") {
+            for row in try Row.fetchAll(db, sql: "SELECT name, changeCount, expiresAt, passwordVerifier FROM pasteboard") {
                 let name: String = row["name"]
                 let expiresAt: Int64? = row["expiresAt"]
                 boards[name] = Pasteboard(name: name, changeCount: UInt64(max(0, row["changeCount"] as Int64)),
-                                          expiresAt: expiresAt.map { UInt64(max(0, $0)) }, persistent: true, password: row["password"])
+                                          expiresAt: expiresAt.map { UInt64(max(0, $0)) }, persistent: true, passwordVerifier: row["passwordVerifier"])
             }
             for row in try Row.fetchAll(db, sql: "SELECT name, type, data FROM pasteboardItem ORDER BY name, position") {
                 let data: Data = row["data"]
@@ -52,12 +70,21 @@ public final class PasteboardStore: Sendable {
         try pool.write { db in
             try db.execute(sql: "DELETE FROM pasteboard WHERE name = ?", arguments: [board.name])
             guard board.persistent, !board.items.isEmpty else { return }
-            try db.execute(sql: "INSERT INTO pasteboard (name, changeCount, expiresAt, password) VALUES (?, ?, ?, ?)",
-                           arguments: [board.name, Int64(clamping: board.changeCount), board.expiresAt.map { Int64(clamping: $0) }, board.password])
+            try db.execute(sql: "INSERT INTO pasteboard (name, changeCount, expiresAt, passwordVerifier) VALUES (?, ?, ?, ?)",
+                           arguments: [board.name, Int64(clamping: board.changeCount), board.expiresAt.map { Int64(clamping: $0) }, board.passwordVerifier])
             for (position, item) in board.items.enumerated() {
                 try db.execute(sql: "INSERT INTO pasteboardItem (name, position, type, data) VALUES (?, ?, ?, ?)",
                                arguments: [board.name, position, item.type, Data(item.data)])
             }
+        }
+    }
+}
+
+enum PasteboardStoreError: Error, CustomStringConvertible {
+    case cannotHash(String)
+    var description: String {
+        switch self {
+        case .cannotHash(let name): "the saved password of pasteboard '\(name)' could not be hashed (out of memory?); nothing was changed"
         }
     }
 }

@@ -1,7 +1,8 @@
 import LaunchServicesCore
 import Testing
 
-/// The pasteboard rules, driven directly: change counts, types, passwords, expiry, limits.
+/// The pasteboard rules, driven directly: change counts, types, expiry, limits (passwords:
+/// `PasteboardPasswordRulesTests`).
 @Suite("Pasteboard rules")
 struct PasteboardRulesTests {
     func text(_ s: String) -> [PasteboardItem] { [PasteboardItem(text: s)] }
@@ -80,23 +81,6 @@ struct PasteboardRulesTests {
         #expect(throws: PasteboardError.self) { try boards.apply(PasteboardRequest(.copy, name: "a", items: text("1") + text("2") + text("3")), now: 0) }
     }
 
-    @Test("a password guards reading, replacing and clearing, and goes with the items")
-    func password() throws {
-        var boards = Pasteboards()
-        _ = try boards.apply(PasteboardRequest(.copy, name: "s", items: text("secret"), password: "pw"), now: 0)
-        for request in [PasteboardRequest(.paste, name: "s"), PasteboardRequest(.copy, name: "s", items: text("x")), PasteboardRequest(.clear, name: "s")] {
-            let error = #expect(throws: PasteboardError.self) { try boards.apply(request, now: 0) }
-            #expect(error?.code == .notPermitted)
-        }
-        #expect(throws: PasteboardError(.notPermitted, "wrong password for pasteboard 's'")) { try boards.apply(PasteboardRequest(.paste, name: "s", password: "pW"), now: 0) }
-        let snapshot = try boards.apply(PasteboardRequest(.paste, name: "s", password: "pw"), now: 0).snapshot
-        #expect(snapshot.items == text("secret"))
-        #expect(snapshot.passwordProtected)
-        _ = try boards.apply(PasteboardRequest(.clear, name: "s", password: "pw"), now: 0)
-        _ = try boards.apply(PasteboardRequest(.copy, name: "s", items: text("open")), now: 0)
-        #expect(try boards.apply(PasteboardRequest(.paste, name: "s"), now: 0).snapshot.passwordProtected == false)
-    }
-
     @Test("expiry: the items go at their time, as a change; the remaining time is reported")
     func expiry() throws {
         var boards = Pasteboards()
@@ -122,13 +106,5 @@ struct PasteboardRulesTests {
         _ = try boards.apply(PasteboardRequest(.copy, name: "kept", items: text("x")), now: 0)
         #expect(boards.boards.count <= 5)
         #expect(boards.boards["kept"]?.items == text("x"))
-    }
-
-    @Test("restored pasteboards keep their change count and password")
-    func restoring() throws {
-        var boards = Pasteboards(restoring: [Pasteboard(name: "k", items: text("v"), changeCount: 7, persistent: true, password: "pw")])
-        let snapshot = try boards.apply(PasteboardRequest(.copy, name: "k", items: text("w"), password: "pw", persistent: true), now: 0).snapshot
-        #expect(snapshot.changeCount == 8)
-        #expect(snapshot.persistent)
     }
 }

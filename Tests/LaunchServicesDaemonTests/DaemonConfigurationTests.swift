@@ -185,9 +185,14 @@ struct DaemonConfigurationFileTests {
         #expect(config.pasteboardLimits.maximumItems == 3)
         #expect(config.pasteboardLimits.maximumExpirySeconds == 60)
         #expect(try load("{}").config.callbackPolicy == .refuse, "refuse is the default")
+        let queues = try load(#"{"pasteboard": {"maximumOperationsPerConnection": 2, "maximumPasswordChecksWaiting": 5}}"#).config.pasteboardLimits
+        #expect(queues.maximumOperationsPerConnection == 2)
+        #expect(queues.maximumPasswordChecksWaiting == 5)
+        #expect(try load("{}").config.pasteboardLimits.maximumOperationsPerConnection == 16)
         for (json, words) in [
             (#"{"callbackPolicy": "allow"}"#, "callbackPolicy is 'allow'; give 'refuse' or 'flag'"),
             (#"{"pasteboard": {"maxBytes": 1}}"#, "unknown key 'pasteboard.maxBytes'"),
+            (#"{"pasteboard": {"maximumOperationsPerConnection": 0}}"#, "pasteboard.maximumOperationsPerConnection is 0; give 1 to 1024"),
             (#"{"pasteboard": {"maximumItems": 2.5}}"#, "key 'pasteboard.maximumItems' is 2.5; give a whole number"),
             (#"{"pasteboard": {"maximumBytes": 2000000}}"#, "pasteboard.maximumBytes is 2000000; give 1 to 1044480"),
         ] {

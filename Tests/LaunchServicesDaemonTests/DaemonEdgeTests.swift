@@ -157,6 +157,7 @@ struct ConfigurationTests {
         shipped.appsFolders = d.appsFolders
         #expect(shipped == d)
         #expect(c.connectionLimits == d.connectionLimits)
+        #expect(c.pasteboardLimits == d.pasteboardLimits)
     }
 
     @Test("bad files name the file and the key")

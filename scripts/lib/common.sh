@@ -23,8 +23,8 @@ require_packages() {
   fi
 }
 
-# The Debian packages the build links against.
-BUILD_PACKAGES=(libsystemd-dev libsqlite3-dev)
+# The Debian packages the build links against (libsodium: the daemon's Argon2id password hashes).
+BUILD_PACKAGES=(libsystemd-dev libsqlite3-dev libsodium-dev)
 
 # Packages only the tests need (the real xdg-open, for the freedesktop export test).
 TEST_PACKAGES=(xdg-utils)

@@ -137,11 +137,13 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     /// Stops the daemon with `signal` (SIGKILL: no clean shutdown at all) and starts it again
-    /// on the same socket, apps folder and state.
-    func restart(signal: Int32) throws {
+    /// on the same socket, apps folder and state, after `whileStopped` (e.g. writing state as
+    /// an earlier version would have).
+    func restart(signal: Int32, whileStopped: () throws -> Void = {}) throws {
         guard let old = daemon else { throw HarnessError("no daemon to restart") }
         kill(old.pid, signal)
         guard old.wait(timeout: 10) != nil else { throw HarnessError("launchservicesd did not die on signal \(signal)") }
+        try whileStopped()
         daemon = try ChildProcess(Self.binary("launchservicesd"), daemonArguments, environment: daemonEnvironment, stdout: daemonLog, stderr: daemonLog)
         try waitUntilServing()
     }
