@@ -7,9 +7,9 @@
 /// an apps folder or run `lsctl register`, so the daemon refuses such input with a named
 /// error instead. The walk is iterative: nothing here recurses on the input.
 ///
-/// The checker does not decide whether the input is a valid property list (Foundation does);
-/// it guarantees that whatever reaches Foundation is bounded. Where it cannot tell what
-/// Foundation would make of the input, it refuses.
+/// The checker does not fully validate (Foundation does that); it guarantees that whatever
+/// reaches Foundation is bounded. Where it cannot tell what Foundation would make of the
+/// input, it refuses.
 public enum PropertyListBounds {
     /// `bplist00`: binary property lists start with this; anything else must be XML.
     static let binaryMagic: [UInt8] = Array("bplist00".utf8)
@@ -83,13 +83,13 @@ public enum PropertyListBoundsError: Error, Equatable, Sendable, CustomStringCon
         case .unrecognizedFormat:
             return "is neither an XML property list (starting with '<') nor a binary one (bplist00)"
         case .malformedXML(let problem):
-            return "is not well-formed XML: \(problem)"
+            return "is not a valid property list: \(problem)"
         case .malformedBinary(let problem):
-            return "is not a well-formed binary property list: \(problem)"
+            return "is not a valid property list (binary): \(problem)"
         case .referenceOutOfRange(let object, let reference, let count):
-            return "is not a well-formed binary property list: object \(object) refers to object \(reference), but there are only \(count)"
+            return "is not a valid property list (binary): object \(object) refers to object \(reference), but there are only \(count)"
         case .referenceCycle(let object):
-            return "is not a well-formed binary property list: object \(object) contains itself (a reference cycle)"
+            return "is not a valid property list (binary): object \(object) contains itself (a reference cycle)"
         }
     }
 }
