@@ -1,12 +1,13 @@
 /// How deep a JSON text nests arrays and objects, checked in one pass before Foundation's
 /// recursive `JSONSerialization` sees it: a pasteboard item of 900 KiB can hold `[[[[…`
-/// 900,000 levels deep, enough to overflow the daemon's stack.
+/// 900,000 levels deep. Today's Foundation stops at 512 levels itself; this makes the bound
+/// the daemon's own, whatever Foundation version it runs on, and names it in the refusal.
 ///
 /// Brackets inside strings do not count; a string ends at a `"` not escaped by `\`, as in
 /// JSON. Text with a NUL byte is refused: JSON that is not UTF-8 (UTF-16, UTF-32) always has
 /// one, and its quotes and escapes cannot be read byte by byte.
 public enum JSONDepth {
-    /// 512 levels: far more than data needs, and a few hundred KB of parser stack.
+    /// 512 levels, the bound Foundation's parser has: far more than data needs.
     public static let defaultLimit = 512
 
     public static func check(_ bytes: [UInt8], limit: Int = defaultLimit) throws(JSONDepthError) {

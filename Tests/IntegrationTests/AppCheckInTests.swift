@@ -24,7 +24,7 @@ struct AppCheckInTests {
         let bundle = h.root + "/elsewhere/handy.app"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         try TestApp.test("handy").plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
-        try FileManager.default.createSymbolicLink(atPath: bundle + "/lstestapp", withDestinationPath: DaemonHarness.binary("lstestapp"))
+        try DaemonHarness.placeExecutable("lstestapp", at: bundle + "/lstestapp")
         let app = try startByHand(h, bundle: bundle)
         defer { app.stop() }
         try h.eventually("the app checks in") { try h.state(of: "test.handy") == "background" }

@@ -16,7 +16,7 @@ struct RegistryAdministrationTests {
         var app = TestApp.test(id, schemes: [scheme])
         app.id = id
         try app.plist.write(toFile: folder + "/Info.plist", atomically: true, encoding: .utf8)
-        try FileManager.default.createSymbolicLink(atPath: folder + "/lstestapp", withDestinationPath: DaemonHarness.binary("lstestapp"))
+        try DaemonHarness.placeExecutable("lstestapp", at: folder + "/lstestapp")
         return folder
     }
 

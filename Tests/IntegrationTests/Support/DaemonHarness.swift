@@ -88,6 +88,16 @@ final class DaemonHarness: @unchecked Sendable {
 
     static func binary(_ name: String) -> String { binDirectory + "/" + name }
 
+    /// Puts the built executable `name` at `path` inside a bundle: a hard link (no copy, same
+    /// file), or a copy across file systems. Not a symbolic link: the daemon refuses an
+    /// executable that resolves outside its bundle.
+    static func placeExecutable(_ name: String, at path: String) throws {
+        try? FileManager.default.removeItem(atPath: path)
+        if link(binary(name), path) != 0 {
+            try FileManager.default.copyItem(atPath: binary(name), toPath: path)
+        }
+    }
+
     init(apps: [TestApp], config: String? = nil, extraArguments: [String] = []) throws {
         var template = Array("/tmp/lsit.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
@@ -120,8 +130,7 @@ final class DaemonHarness: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         try app.plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
         if FileManager.default.fileExists(atPath: Self.binary(app.executable)) {
-            try? FileManager.default.removeItem(atPath: bundle + "/" + app.executable)
-            try FileManager.default.createSymbolicLink(atPath: bundle + "/" + app.executable, withDestinationPath: Self.binary(app.executable))
+            try Self.placeExecutable(app.executable, at: bundle + "/" + app.executable)
         }
         let behavior = app.behavior + ["--log=\(eventLog)"]
         try behavior.joined(separator: "\n").appending("\n").write(toFile: bundle + "/test-behavior", atomically: true, encoding: .utf8)
