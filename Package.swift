@@ -55,6 +55,7 @@ let package = Package(
             dependencies: [
                 "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim", "LaunchServicesSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

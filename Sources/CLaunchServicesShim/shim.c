@@ -62,25 +62,6 @@ static int ls_reset_signals(posix_spawnattr_t *attr) {
     return rc;
 }
 
-int ls_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd) {
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    int rc = posix_spawn_file_actions_init(&actions);
-    if (rc != 0) return rc;
-    rc = posix_spawnattr_init(&attr);
-    if (rc != 0) {
-        posix_spawn_file_actions_destroy(&actions);
-        return rc;
-    }
-    if (child_fd >= 0) rc = posix_spawn_file_actions_adddup2(&actions, child_fd, 3);
-    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, child_fd >= 0 ? 4 : 3);
-    if (rc == 0) rc = ls_reset_signals(&attr);
-    if (rc == 0) rc = posix_spawn(pid, path, &actions, &attr, argv, envp);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    return rc;
-}
-
 int ls_spawn_stdio(pid_t *pid, const char *path, char *const argv[], char *const envp[], int in_fd, int out_fd, int err_fd) {
     posix_spawn_file_actions_t actions;
     int rc = posix_spawn_file_actions_init(&actions);

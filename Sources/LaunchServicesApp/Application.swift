@@ -48,10 +48,13 @@ public final class Application {
     public static func main(delegate: some ApplicationDelegate) -> Never {
         let application: Application
         if let fdText = getenv(descriptorVariable).map({ String(cString: $0) }), let fd = Int32(fdText) {
-            // Launched by the daemon: end with it. A daemon that is killed cannot close our
-            // connection for us when we are stuck in a delegate method, and nothing it
-            // launched may outlive it.
-            if let daemon = getenv("LAUNCHSERVICES_DAEMON_PID").flatMap({ Int32(String(cString: $0)) }), ls_die_with_parent(SIGTERM, daemon) != 0 {
+            // Launched by the daemon: die with it. The daemon armed SIGKILL before exec;
+            // this arms it again because the kernel drops the setting when it execs a
+            // set-user-ID or file-capability binary. SIGKILL, not SIGTERM: once the daemon
+            // is gone nothing can drive the app, a suspended app would keep SIGTERM pending
+            // forever, and the graceful end is the daemon's own shutdown, which closes our
+            // connection (`run` then calls willTerminate and exits).
+            if let daemon = getenv("LAUNCHSERVICES_DAEMON_PID").flatMap({ Int32(String(cString: $0)) }), ls_die_with_parent(SIGKILL, daemon) != 0 {
                 exit(0)
             }
             let bundleID = getenv(bundleVariable).map { String(cString: $0) } ?? "unknown"

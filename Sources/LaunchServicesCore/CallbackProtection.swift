@@ -55,10 +55,19 @@ public struct CallbackCheck {
     /// The parameters that name callbacks (x-callback-url 1.0).
     public static let callbackParameters = ["x-success", "x-error", "x-cancel"]
 
+    /// The canonical name (`x-success`, …) when `name` names a callback in any spelling
+    /// (`X-Success`, `X-ERROR`), else `nil`: callees disagree on case, so a check that saw
+    /// only the lower-case names would pass a callback some callee still honours.
+    public static func callbackParameter(_ name: String) -> String? {
+        XCallbackRequest.reservedName(name).flatMap { callbackParameters.contains($0) ? $0 : nil }
+    }
+
     /// Checks the callbacks a request carries against its verified source. Any URL with
-    /// these parameters is checked, whatever its host: the parameter names are reserved.
+    /// these parameters is checked, whatever its host and however they are spelled: the
+    /// names are reserved. Every occurrence is checked, since callees differ in which of
+    /// several they take.
     public func checkRequest(_ url: ParsedURL, source: String) -> CallbackViolation? {
-        for item in url.queryItems() where Self.callbackParameters.contains(item.name) {
+        for item in url.queryItems() where Self.callbackParameter(item.name) != nil {
             guard let value = item.value, !value.isEmpty else { continue }
             if let violation = check(value, returningTo: source, parameter: item.name) { return violation }
         }

@@ -4,7 +4,8 @@
 /// happened. No clock, no I/O: time arrives as `now` (monotonic nanoseconds) on each event.
 ///
 /// One open per app is in flight at a time (a *transaction*); later opens for the same app
-/// queue behind it. Opens for different apps proceed concurrently.
+/// queue behind it, served in turns by caller (`FairOpenQueue`). Opens for different apps
+/// proceed concurrently.
 public struct LaunchStateMachine: Sendable {
     public enum Action: Sendable, Equatable {
         /// Start the app's executable.
@@ -19,8 +20,8 @@ public struct LaunchStateMachine: Sendable {
         case armDeadline(app: String, phase: LaunchPhase, token: UInt64, after: Duration)
         /// Answer the caller waiting under the request token.
         case reply(requestToken: UInt64, OpenOutcome)
-        /// Kill the process (the launch watchdog, or eviction); its exit comes back as `exited`.
-        case terminate(app: String, pid: Int32)
+        /// Kill the process; its exit comes back as `exited`. The reason is for the log.
+        case terminate(app: String, pid: Int32, reason: TerminationReason)
         /// Call `graceExpired(app:token:)` after `after`, unless the app left the background first.
         case armGrace(app: String, token: UInt64, after: Duration)
         /// Stop the process (suspension); it keeps its memory and connection, runs nothing.
@@ -34,7 +35,7 @@ public struct LaunchStateMachine: Sendable {
         public fileprivate(set) var state: AppState = .notRunning
         public fileprivate(set) var pid: Int32?
         fileprivate var transaction: Transaction?
-        fileprivate var queue: [OpenRequest] = []
+        fileprivate var queue = FairOpenQueue()
         public var pendingOpens: Int { queue.count + (transaction == nil ? 0 : 1) }
         public var currentPhase: LaunchPhase? { transaction?.phase }
         /// When the app last came to the front or began an open: the LRU order of eviction.
@@ -62,6 +63,18 @@ public struct LaunchStateMachine: Sendable {
 
         /// Whether an event carrying `token` belongs to the phase now running.
         func isCurrent(_ token: UInt64) -> Bool { !terminating && token != 0 && token == phaseToken }
+    }
+
+    /// Why the machine ends an app: each is a decision the machine made, so the daemon can
+    /// say why without inspecting the machine's state.
+    public enum TerminationReason: Sendable, Equatable {
+        /// The watchdog: the app did not finish `phase` in time. A hung app cannot be
+        /// trusted with the next open either, so every phase's deadline ends it.
+        case missedDeadline(LaunchPhase)
+        /// More apps are alive than allowed and this was the least recently used suspended one.
+        case evicted
+        /// Its connection to the daemon closed, so it can no longer be driven.
+        case disconnected
     }
 
     public let deadlines: PhaseDeadlines
@@ -231,6 +244,11 @@ public struct LaunchStateMachine: Sendable {
     }
 
     /// The deadline armed under `token` passed. Stale tokens (phase already over) do nothing.
+    ///
+    /// Every missed deadline terminates the app, `openURL` included: an app hung in `open`
+    /// would make every later open wait out the full deadline again (and fill its queue).
+    /// The transaction is kept until the exit arrives, so queued opens wait for it and then
+    /// start a fresh process.
     public mutating func deadlinePassed(app: String, token: UInt64, now: UInt64) -> [Action] {
         guard var record = apps[app], var tx = record.transaction, tx.isCurrent(token) else { return [] }
         var actions: [Action] = []
@@ -239,23 +257,36 @@ public struct LaunchStateMachine: Sendable {
         if !tx.replied {
             tx.replied = true
             let limit = deadlines[phase]
-            let consequence = phase.isLaunchPhase ? "; it was terminated" : ""
             actions.append(.reply(requestToken: tx.request.token, .failure(
-                OpenError(.timeout, phase: phase, "\(app) did not finish \(phase.rawValue) within \(Self.format(limit))\(consequence)"),
+                OpenError(.timeout, phase: phase, "\(app) did not finish \(phase.rawValue) within \(Self.format(limit)); it was terminated"),
                 app: app, launched: tx.cold, timings: tx.timings)))
         }
-        if phase.isLaunchPhase {
-            // The watchdog: kill, keep the transaction until the exit arrives so queued opens wait.
-            tx.terminating = true
-            record.transaction = tx
-            apps[app] = record
-            if let pid = record.pid { actions.append(.terminate(app: app, pid: pid)) }
+        tx.terminating = true
+        record.transaction = tx
+        apps[app] = record
+        if let pid = record.pid {
+            actions.append(.terminate(app: app, pid: pid, reason: .missedDeadline(phase)))
         } else {
-            record.transaction = tx
+            // Never spawned (the spawn is still being set up): nothing to wait for.
+            record.state = .notRunning
+            record.transaction = nil
             apps[app] = record
-            finish(app: app, now: now, into: &actions)
+            startNext(app: app, now: now, into: &actions)
         }
         return actions
+    }
+
+    /// The caller of these requests went away (its connection closed): opens of theirs that
+    /// still wait in a queue are dropped, so a departed flooder's backlog does not run and
+    /// delay everyone else. An open already in progress finishes; its answer is discarded.
+    public mutating func withdraw(_ tokens: Set<UInt64>) {
+        guard !tokens.isEmpty else { return }
+        for app in apps.keys {
+            apps[app]?.queue.remove(tokens: tokens)
+        }
+        for (app, record) in apps where record.state == .notRunning && record.transaction == nil && record.queue.isEmpty {
+            apps[app] = nil
+        }
     }
 
     /// The background grace armed under `token` ran out: the app is suspended, unless it
@@ -280,14 +311,14 @@ public struct LaunchStateMachine: Sendable {
     /// it is terminated; its exit is reported through `exited`.
     public mutating func disconnected(app: String) -> [Action] {
         guard let record = apps[app], let pid = record.pid else { return [] }
-        return [.terminate(app: app, pid: pid)]
+        return [.terminate(app: app, pid: pid, reason: .disconnected)]
     }
 
     /// Every caller still waiting with the app its open resolved to, e.g. at shutdown, so
     /// each can be answered naming the app.
     public var waitingRequestsByApp: [(token: UInt64, app: String)] {
         apps.sorted { $0.key < $1.key }.flatMap { app, record -> [(token: UInt64, app: String)] in
-            var tokens = record.queue.map(\.token)
+            var tokens = record.queue.tokens
             if let tx = record.transaction, !tx.replied { tokens.insert(tx.request.token, at: 0) }
             return tokens.map { ($0, app) }
         }
@@ -296,7 +327,7 @@ public struct LaunchStateMachine: Sendable {
     /// Every caller still waiting, e.g. at shutdown, so each can be answered.
     public var waitingRequests: [UInt64] {
         apps.values.flatMap { record -> [UInt64] in
-            var tokens = record.queue.map(\.token)
+            var tokens = record.queue.tokens
             if let tx = record.transaction, !tx.replied { tokens.insert(tx.request.token, at: 0) }
             return tokens
         }
@@ -386,7 +417,7 @@ public struct LaunchStateMachine: Sendable {
             .sorted { ($0.value.lastUsed, $0.key) < ($1.value.lastUsed, $1.key) }
         for (app, record) in candidates where alive > background.maximumLiveApps {
             apps[app]?.evicted = true
-            actions.append(.terminate(app: app, pid: record.pid!))
+            actions.append(.terminate(app: app, pid: record.pid!, reason: .evicted))
             alive -= 1
         }
     }
@@ -397,8 +428,7 @@ public struct LaunchStateMachine: Sendable {
     }
 
     private mutating func startNext(app: String, now: UInt64, into actions: inout [Action]) {
-        guard var record = apps[app], record.transaction == nil, !record.queue.isEmpty else { return }
-        let next = record.queue.removeFirst()
+        guard var record = apps[app], record.transaction == nil, let next = record.queue.popNext() else { return }
         apps[app] = record
         begin(next, app: app, now: now, into: &actions)
     }

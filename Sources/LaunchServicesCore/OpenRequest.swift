@@ -9,9 +9,13 @@ public struct OpenRequest: Sendable, Equatable {
     public var annotation: PropertyListValue?
     /// Why the daemon would have refused the URL's callbacks, when its policy only flags them.
     public var warning: String?
+    /// Which connection asked (a number the daemon gives each): opens queued for one app
+    /// are served in turns by caller (`FairOpenQueue`).
+    public var caller: UInt64
 
-    public init(token: UInt64, url: String, sourceApplication: String, annotation: PropertyListValue? = nil, warning: String? = nil) {
+    public init(token: UInt64, url: String, sourceApplication: String, annotation: PropertyListValue? = nil, warning: String? = nil, caller: UInt64 = 0) {
         self.token = token
+        self.caller = caller
         self.url = url
         self.sourceApplication = sourceApplication
         self.annotation = annotation

@@ -39,7 +39,7 @@ public struct XCallbackRequest: Sendable, Equatable {
         action = path
         parameters = []
         for item in url.queryItems() {
-            switch item.name {
+            switch Self.reservedName(item.name) {
             case "x-source": source = item.value
             case "x-success": success = item.value
             case "x-error": error = item.value
@@ -48,6 +48,25 @@ public struct XCallbackRequest: Sendable, Equatable {
             }
         }
     }
+
+    /// The reserved parameter (`x-source`, `x-success`, `x-error`, `x-cancel`) that `name`
+    /// spells in any case, else `nil`. Callees compare names case-insensitively, some with
+    /// Unicode case folding, which also takes `ſ` (U+017F) for `s` and `K` (U+212A) for `k`;
+    /// those two are the only non-ASCII characters that fold to an ASCII letter.
+    public static func reservedName(_ name: String) -> String? {
+        var folded = ""
+        for scalar in name.unicodeScalars {
+            switch scalar.value {
+            case 0x41...0x5A: folded.unicodeScalars.append(Unicode.Scalar(scalar.value + 0x20)!)
+            case 0x17F: folded.append("s")
+            case 0x212A: folded.append("k")
+            default: folded.unicodeScalars.append(scalar)
+            }
+        }
+        return reservedNames.contains(folded) ? folded : nil
+    }
+
+    static let reservedNames: Set<String> = ["x-source", "x-success", "x-error", "x-cancel"]
 
     /// The first value of an action parameter.
     public func parameter(_ name: String) -> String? {

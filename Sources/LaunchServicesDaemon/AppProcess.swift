@@ -63,6 +63,12 @@ public struct AppLauncher: Sendable {
 
     /// Spawns `bundle`'s executable. On success the process runs and its end of the
     /// socketpair is closed in the daemon.
+    ///
+    /// The child is armed to receive SIGKILL when its parent dies, before it execs, so no
+    /// app outlives a daemon that was killed, even a suspended one or one that never reached
+    /// `Application.main`. Linux counts the spawning *thread* as the parent: the daemon
+    /// calls this on its event loop thread, which ends only after shutdown has waited for
+    /// (or killed) every app.
     public func spawn(_ bundle: AppBundle) throws(SpawnError) -> AppProcess {
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
@@ -81,7 +87,7 @@ public struct AppLauncher: Sendable {
         var pid: pid_t = 0
         let rc = withCStrings([path]) { argv in
             withCStrings(environment) { envp in
-                ls_spawn(&pid, path, argv, envp, appEnd)
+                ls_spawn_app(&pid, path, argv, envp, appEnd)
             }
         }
         close(appEnd)

@@ -1,4 +1,5 @@
 import LaunchServicesCore
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// One peer of the daemon, on the loop: a tool on the socket, or an app on the socketpair
@@ -12,6 +13,10 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     let channel: Channel
+    /// A number unique to this connection in the daemon's life: the caller key that opens
+    /// queued for one app take turns by.
+    let serial: UInt64
+    private static let counter = NIOLockedValueBox<UInt64>(0)
     /// `.socket` until an app started by hand declares itself and becomes `.app`.
     var kind: Kind
     /// The `sourceApplication` for this peer's opens, decided by the daemon.
@@ -27,9 +32,19 @@ final class ClientConnection: @unchecked Sendable {
     var finishedSending = false
     /// A last `failure` was sent; whatever else arrives is discarded.
     var closing = false
+    /// Closes the connection if no `hello` arrives in time; cancelled by the hello.
+    var helloDeadline: Scheduled<Void>?
+    /// A socket peer that descends from an app the daemon runs: it speaks as that app and
+    /// may not check in as any other.
+    var descendsFromApp = false
+    /// A hand-started app's check-in is being verified off the loop; no request is taken.
+    var checkingIn = false
+    /// Disconnected for leaving too many reply bytes unread; nothing more is written.
+    var overflowed = false
 
     init(channel: Channel, kind: Kind, identity: String) {
         self.channel = channel
+        serial = Self.counter.withLockedValue { $0 += 1; return $0 }
         self.kind = kind
         self.identity = identity
     }

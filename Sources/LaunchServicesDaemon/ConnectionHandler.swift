@@ -59,6 +59,16 @@ final class ConnectionHandler: ChannelInboundHandler {
         context.fireChannelReadComplete()
     }
 
+    /// Backpressure: while the peer leaves a megabyte of replies unread, its requests are
+    /// not read either (they wait in the kernel's socket buffer, and then in the peer).
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        let writable = context.channel.isWritable
+        context.channel.setOption(ChannelOptions.autoRead, value: writable).whenSuccess {
+            if writable { context.read() }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         if let connection { daemon.connectionClosed(connection) }
         connection = nil

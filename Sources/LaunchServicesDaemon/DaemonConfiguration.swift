@@ -8,8 +8,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var appsFolders: [String]
     public var deadlines: PhaseDeadlines
     public var maximumFrameLength: Int
-    /// Opens allowed to wait for one app before new ones are refused with `unavailable`.
-    public var maximumPendingOpensPerApp: Int
+    /// What one peer may make the daemon hold (connections, requests, callback addresses,
+    /// queued replies) and how long it may stay silent.
+    public var connectionLimits = ConnectionLimits()
     /// How long apps get to exit after their connection closes at shutdown, before SIGKILL.
     public var shutdownGrace: Duration
     /// When background apps are suspended, and how many apps may live at once (SPEC §3).
@@ -18,17 +19,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var callbackPolicy: CallbackPolicy = .refuse
     /// How much the pasteboards may hold.
     public var pasteboardLimits = PasteboardLimits()
-    /// Callback addresses (`lsopen --wait`) one connection may hold at once.
-    public var maximumCallbackReservationsPerConnection = 16
     /// Whether `lsctl debug-stall` may block the loop (watchdog tests only). Set from the
     /// environment (`LAUNCHSERVICES_DEBUG_STALL=1`), never from a file.
     public var allowDebugStall = ProcessInfo.processInfo.environment["LAUNCHSERVICES_DEBUG_STALL"] == "1"
 
-    public init(appsFolders: [String] = [DaemonConfiguration.defaultAppsFolder()], deadlines: PhaseDeadlines = PhaseDeadlines(), maximumFrameLength: Int = 1 << 20, maximumPendingOpensPerApp: Int = 64, shutdownGrace: Duration = .seconds(2)) {
+    public init(appsFolders: [String] = [DaemonConfiguration.defaultAppsFolder()], deadlines: PhaseDeadlines = PhaseDeadlines(), maximumFrameLength: Int = 1 << 20, shutdownGrace: Duration = .seconds(2)) {
         self.appsFolders = appsFolders
         self.deadlines = deadlines
         self.maximumFrameLength = maximumFrameLength
-        self.maximumPendingOpensPerApp = maximumPendingOpensPerApp
         self.shutdownGrace = shutdownGrace
     }
 
@@ -55,7 +53,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var appsFolders: [String]?
         var deadlines: Deadlines?
         var maximumFrameLength: Int?
+        /// Before 0.2 the only request limit, per app; now an alias of `connections.maximumPendingRequests`.
         var maximumPendingOpensPerApp: Int?
+        var connections: Connections?
         var shutdownGraceSeconds: Double?
         var callbackPolicy: String?
         var pasteboard: Pasteboard?
@@ -68,6 +68,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
             var maximumPasteboards: Int?
             var maximumItems: Int?
             var maximumExpirySeconds: Int?
+        }
+
+        struct Connections: Decodable {
+            var maximumPerUser: Int?
+            var firstMessageSeconds: Double?
+            var maximumPendingRequests: Int?
+            var maximumCallbackAddresses: Int?
+            var maximumQueuedOutputBytes: Int?
         }
 
         struct Deadlines: Decodable {
@@ -112,7 +120,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
         if let pending = file.maximumPendingOpensPerApp {
             guard pending >= 1, pending <= 10_000 else { throw ConfigurationError(path: path, problem: "maximumPendingOpensPerApp is \(pending); give 1 to 10000") }
-            config.maximumPendingOpensPerApp = pending
+            config.connectionLimits.maximumPendingRequests = pending
+        }
+        if let c = file.connections {
+            config.connectionLimits = try ConnectionLimits.load(c, over: config.connectionLimits, path: path)
         }
         if let grace = file.shutdownGraceSeconds {
             config.shutdownGrace = try seconds(grace, "shutdownGraceSeconds", config.shutdownGrace)
@@ -156,7 +167,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         // report it under an empty key); text that is not JSON at all is left to JSONDecoder.
         guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return }
         guard let top = object as? [String: Any] else { throw ConfigurationError(path: path, problem: "must hold a JSON object at the top level") }
-        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "backgroundGraceSeconds", "maximumLiveApps", "$comment"]
+        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "connections", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "backgroundGraceSeconds", "maximumLiveApps", "$comment"]
         for key in top.keys where !known.contains(key) {
             throw ConfigurationError(path: path, problem: "has unknown key '\(key)'; known keys: \(known.sorted().joined(separator: ", "))")
         }
@@ -164,6 +175,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var wholeNumbers: [(String, Any?)] = [("maximumFrameLength", top["maximumFrameLength"]), ("maximumPendingOpensPerApp", top["maximumPendingOpensPerApp"]), ("maximumLiveApps", top["maximumLiveApps"])]
         if let pasteboard = top["pasteboard"] as? [String: Any] {
             wholeNumbers += pasteboard.map { ("pasteboard.\($0.key)", $0.value) }
+        }
+        if let connections = top["connections"] as? [String: Any] {
+            wholeNumbers += connections.filter { $0.key != "firstMessageSeconds" }.map { ("connections.\($0.key)", $0.value) }
+            for key in connections.keys where !ConnectionLimits.keys.contains(key) {
+                throw ConfigurationError(path: path, problem: "has unknown key 'connections.\(key)'; known: \(ConnectionLimits.keys.sorted().joined(separator: ", "))")
+            }
         }
         for case let (key, number as NSNumber) in wholeNumbers where !(number is Bool) && number.doubleValue != number.doubleValue.rounded(.towardZero) {
             throw ConfigurationError(path: path, problem: "key '\(key)' is \(number); give a whole number")

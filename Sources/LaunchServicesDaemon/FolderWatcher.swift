@@ -4,22 +4,46 @@ import Foundation
 /// Watches the apps folders and the bundle folders in them with inotify, and calls
 /// `onChange` (on `queue`) when anything is created, removed, renamed or rewritten, so the
 /// daemon rescans. Bundle folders are watched too, so an edited Info.plist is noticed.
+///
+/// An apps folder may be missing (not created yet, or deleted): then its nearest existing
+/// ancestor is watched for the next path component to appear, and the watch moves down as
+/// it does. A watched folder that is deleted or renamed away falls back the same way, so a
+/// folder that appears later, or is recreated, is watched and rescanned.
+///
+/// All the watch bookkeeping runs on `queue`, never on the caller's thread (the daemon calls
+/// `watch` from its event loop).
 final class FolderWatcher: @unchecked Sendable {
     private let fd: Int32
+    private let queue: DispatchQueue
     private let source: DispatchSourceRead
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+    private let onChange: @Sendable () -> Void
+
+    /// What a watch descriptor is for. An apps folder or a bundle folder: every event
+    /// matters. An ancestor of a missing apps folder: only events naming `next` do.
+    private enum Role {
+        case folder
+        case ancestor(next: Set<String>)
+    }
+
+    /// The apps folders asked for; `nil` until the first `watch`.
+    private var roots: [String]?
+    private var roles: [Int32: Role] = [:]
+    /// The watch descriptor of each apps folder, or -1 while it is missing.
+    private var rootWatches: [String: Int32] = [:]
+
+    private static let folderMask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+    private static let ancestorMask = UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
     init?(queue: DispatchQueue, onChange: @escaping @Sendable () -> Void) {
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { return nil }
+        self.queue = queue
+        self.onChange = onChange
         source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         let fd = self.fd
         let buffer = self.buffer
-        source.setEventHandler {
-            // Drain every pending event; their details do not matter, only that something changed.
-            while read(fd, buffer.baseAddress, buffer.count) > 0 {}
-            onChange()
-        }
+        source.setEventHandler { [weak self] in self?.readEvents() }
         source.setCancelHandler {
             close(fd)
             buffer.deallocate()
@@ -27,16 +51,136 @@ final class FolderWatcher: @unchecked Sendable {
         source.resume()
     }
 
-    /// Watches `folders` and every folder directly inside them. Watching a path twice is harmless.
+    /// Watches `folders` and every folder directly inside them, now or once they exist.
+    /// Calling it again (after each rescan) picks up new bundle folders; it is idempotent.
     func watch(_ folders: [String]) {
-        let mask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF)
-        for folder in folders {
-            _ = inotify_add_watch(fd, folder, mask)
-            for entry in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
-                _ = inotify_add_watch(fd, folder + "/" + entry, mask)
-            }
+        queue.async { [self] in
+            let first = roots == nil
+            roots = folders.map(Self.withoutTrailingSlash)
+            if rearm() && !first { onChange() }
         }
     }
 
     func cancel() { source.cancel() }
+
+    /// Drains every pending event, re-arms when the folders' shape changed, and reports a
+    /// change when any event concerned an apps folder or a bundle in it.
+    private func readEvents() {
+        var changed = false
+        var reshaped = false
+        while true {
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            guard count > 0 else { break }
+            var offset = 0
+            while offset + 16 <= count {
+                let wd = buffer.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+                let mask = buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+                let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                let nameBytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + 16)..<min(offset + 16 + length, count)])
+                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
+                offset += 16 + length
+                let structural = UInt32(IN_ISDIR | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW)
+                switch roles[wd] {
+                case .folder:
+                    changed = true
+                    if mask & structural != 0 { reshaped = true }
+                case .ancestor(let next):
+                    if next.contains(name) || mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { reshaped = true }
+                case nil:
+                    // The queue overflowed (wd -1), or a descriptor already replaced.
+                    if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                        changed = true
+                        reshaped = true
+                    }
+                }
+            }
+        }
+        if reshaped && rearm() { changed = true }
+        if changed { onChange() }
+    }
+
+    /// Puts the watches where the apps folders are now. Returns whether an apps folder
+    /// appeared, disappeared or was replaced since the last time.
+    private func rearm() -> Bool {
+        guard let roots else { return false }
+        var before = rootWatches
+        var moved = false
+        // A folder may appear between looking for it and watching its parent: look again.
+        for _ in 0..<8 {
+            let (roles, watches) = arm(roots)
+            let stale = Set(self.roles.keys).subtracting(roles.keys)
+            for wd in stale { inotify_rm_watch(fd, wd) }
+            self.roles = roles
+            if watches != before { moved = true }
+            rootWatches = watches
+            before = watches
+            let missing = roots.filter { watches[$0] == -1 }
+            guard missing.contains(where: Self.isDirectory) else { break }
+        }
+        return moved
+    }
+
+    /// One pass: the roles of every watch wanted for `roots`, and each root's descriptor.
+    private func arm(_ roots: [String]) -> ([Int32: Role], [String: Int32]) {
+        var wanted: [String: (mask: UInt32, next: Set<String>, folder: Bool)] = [:]
+        var watchedRoots: Set<String> = []
+        for root in roots {
+            if Self.isDirectory(root) {
+                watchedRoots.insert(root)
+                wanted[root, default: (0, [], false)].mask |= Self.folderMask
+                wanted[root]!.folder = true
+                for entry in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
+                    let path = root + "/" + entry
+                    guard Self.isDirectory(path) else { continue }
+                    wanted[path, default: (0, [], false)].mask |= Self.folderMask
+                    wanted[path]!.folder = true
+                }
+            } else {
+                var child = root
+                var parent = Self.parent(of: root)
+                while !Self.isDirectory(parent) && parent != child {
+                    child = parent
+                    parent = Self.parent(of: parent)
+                }
+                wanted[parent, default: (0, [], false)].mask |= Self.ancestorMask
+                wanted[parent]!.next.insert(Self.lastComponent(of: child))
+            }
+        }
+        var roles: [Int32: Role] = [:]
+        var watches: [String: Int32] = [:]
+        for root in roots { watches[root] = -1 }
+        for (path, want) in wanted {
+            let wd = inotify_add_watch(fd, path, want.mask)
+            guard wd >= 0 else { continue }
+            if want.folder {
+                roles[wd] = .folder
+            } else if case .ancestor(let next)? = roles[wd] {
+                roles[wd] = .ancestor(next: next.union(want.next))
+            } else if roles[wd] == nil {
+                roles[wd] = .ancestor(next: want.next)
+            }
+            if watchedRoots.contains(path) { watches[path] = wd }
+        }
+        return (roles, watches)
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    private static func withoutTrailingSlash(_ path: String) -> String {
+        var path = path
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return path
+    }
+
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    private static func lastComponent(of path: String) -> String {
+        path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+    }
 }

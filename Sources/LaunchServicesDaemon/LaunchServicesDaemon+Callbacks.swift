@@ -12,17 +12,15 @@ struct CallbackReservation {
 /// Returning control (SPEC §4): checking the callbacks a request names, and delivering
 /// callbacks to callers that own no scheme (`lsopen --wait`).
 extension LaunchServicesDaemon {
-    static let maximumReservations = 4096
-
     /// Reserves `x-lsopen-callback://TOKEN` for this connection. The token is 128 random
-    /// bits, so no one can guess another caller's address.
+    /// bits, so no one can guess another caller's address. The limit is per connection
+    /// only: with connections capped per uid, all reservations together stay bounded, and
+    /// no daemon-wide pool exists for one caller to drain.
     func reserveCallback(id: UInt32, for connection: ClientConnection) {
-        guard connection.reservations.count < configuration.maximumCallbackReservationsPerConnection else {
-            send(Envelope(id: id, .failure(OpenError(.unavailable, "this connection already waits on \(connection.reservations.count) callback addresses, the limit"))), to: connection)
-            return
-        }
-        guard reservations.count < Self.maximumReservations else {
-            send(Envelope(id: id, .failure(OpenError(.unavailable, "launchservicesd already holds \(reservations.count) callback addresses; try again later"))), to: connection)
+        let limit = configuration.connectionLimits.maximumCallbackAddresses
+        guard connection.reservations.count < limit else {
+            limitReached(.callbackAddresses, "\(connection.identity) holds \(limit) callback addresses on one connection")
+            send(Envelope(id: id, .failure(OpenError(.unavailable, "this connection already waits on \(limit) callback addresses, the limit (connections.maximumCallbackAddresses); wait for their callbacks first"))), to: connection)
             return
         }
         var generator = SystemRandomNumberGenerator()

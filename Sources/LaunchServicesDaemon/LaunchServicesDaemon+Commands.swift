@@ -7,8 +7,8 @@ import Logging
 /// commands. Each change is written to the database before the in-memory registry, so a
 /// change the caller was told about survives a crash.
 extension LaunchServicesDaemon {
-    /// The answer to a command, or `nil` when it is answered later (`rescan`).
-    func execute(_ verb: String, _ arguments: [String], from connection: ClientConnection) -> Message? {
+    /// The answer to a command, or `nil` when it is answered later (`rescan`, `register`).
+    func execute(_ verb: String, _ arguments: [String], id: UInt32, from connection: ClientConnection) -> Message? {
         loop.assertInEventLoop()
         func refuse(_ text: String) -> Message { .failure(OpenError(.invalidRequest, text)) }
         // Registering and unregistering change which app opens what for every caller: the
@@ -18,7 +18,11 @@ extension LaunchServicesDaemon {
         }
         switch (verb, arguments.count) {
         case ("register", 1):
-            return register(path: arguments[0])
+            register(path: arguments[0]) { [self] answer in
+                send(Envelope(id: id, answer), to: connection)
+                flushPending()
+            }
+            return nil
         case ("unregister", 1):
             return unregister(arguments[0])
         case ("default", 1), ("default", 2), ("clear-default", 1):
@@ -28,7 +32,7 @@ extension LaunchServicesDaemon {
             }
             return setDefault(schemeText: arguments[0], id: verb == "clear-default" ? nil : arguments.dropFirst().first, clear: verb == "clear-default")
         case ("explain", 1):
-            return explain(arguments[0])
+            return explain(arguments[0], visible: visibleSchemes(for: connection))
         case ("rescan", 0):
             return nil
         default:
@@ -36,13 +40,32 @@ extension LaunchServicesDaemon {
         }
     }
 
-    private func register(path: String) -> Message {
-        let bundle: AppBundle
-        do {
-            bundle = try BundleLoader.load(bundleAt: path.hasSuffix("/") ? String(path.dropLast()) : path)
-        } catch {
-            return .failure(OpenError(.invalidRequest, "cannot register: \(error)"))
+    /// Reads the bundle off the loop (its Info.plist is a file the caller chose), then
+    /// registers it on the loop. The path must be absolute: the daemon's working directory
+    /// means nothing to the caller (lsctl sends an absolute path). It is stored canonical.
+    private func register(path: String, _ done: @escaping @Sendable (Message) -> Void) {
+        guard path.hasPrefix("/") else {
+            return done(.failure(OpenError(.invalidRequest, "cannot register '\(path)': give the bundle folder's absolute path")))
         }
+        fileQueue.async { [self] in
+            let loaded = Result { () throws(BundleError) -> AppBundle in
+                guard let canonical = CheckInVerification.realPath(path) else {
+                    throw BundleError(path: path, key: nil, problem: "does not exist, so it has no readable Info.plist")
+                }
+                return try BundleLoader.load(bundleAt: canonical)
+            }
+            loop.execute { [self] in
+                switch loaded {
+                case .failure(let error):
+                    done(.failure(OpenError(.invalidRequest, "cannot register: \(error)")))
+                case .success(let bundle):
+                    done(register(bundle))
+                }
+            }
+        }
+    }
+
+    private func register(_ bundle: AppBundle) -> Message {
         if let existing = registry.apps[bundle.id], existing.path != bundle.path {
             return .failure(OpenError(.invalidRequest, "cannot register \(bundle.path): '\(bundle.id)' is already registered from \(existing.path); run lsctl unregister \(bundle.id) first"))
         }
@@ -104,9 +127,14 @@ extension LaunchServicesDaemon {
         return explainScheme(scheme, url: nil)
     }
 
-    private func explain(_ text: String) -> Message {
+    private func explain(_ text: String, visible: Set<URLScheme>?) -> Message {
         do {
-            return explainScheme(try ParsedURL(text).scheme, url: text)
+            let scheme = try ParsedURL(text).scheme
+            // An app learns only about the schemes it may query (LSApplicationQueriesSchemes).
+            guard visible?.contains(scheme) ?? true else {
+                return .failure(OpenError(.notPermitted, "'\(scheme)' is not in this app's LSApplicationQueriesSchemes, so it may not ask about it"))
+            }
+            return explainScheme(scheme, url: text)
         } catch {
             return .failure(OpenError(.invalidURL, "invalid URL: \(error)"))
         }

@@ -29,6 +29,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     let logger: Logger
     let launcher: AppLauncher
     private let exitQueue = DispatchQueue(label: "launchservicesd.exits")
+    /// Where files a peer names are read (Info.plists), never on the event loop.
+    let fileQueue = DispatchQueue(label: "launchservicesd.files")
     private let started = NIODeadline.now()
 
     var registry = Registry()
@@ -37,13 +39,16 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private var loadErrors: [BundleError] = []
     private var machine: LaunchStateMachine
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
+    /// Connections on the socket (not apps' launch connections), for `connections.maximumPerUser`.
+    private var socketConnections = 0
+    private var limitLog = LimitLog()
     private var appConnections: [String: ClientConnection] = [:]
     private var processes: [String: AppProcess] = [:]
     private var appByPID: [Int32: String] = [:]
     private var waiting: [UInt64: (connection: ClientConnection, id: UInt32)] = [:]
     /// The scheme and the asking app of each open in flight, for the outcome's log entry
     /// (`URL_SCHEME`, `SOURCE_APPLICATION`). Never the whole URL: it may carry secrets.
-    private var inFlight: [UInt64: (scheme: URLScheme, source: String)] = [:]
+    private var inFlight: [UInt64: (scheme: URLScheme, source: String, url: String)] = [:]
     private var deadlineTasks: [String: Scheduled<Void>] = [:]
     private var graceTasks: [String: Scheduled<Void>] = [:]
     private var unflushed: [ObjectIdentifier: Channel] = [:]
@@ -253,6 +258,18 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         let limit = configuration.maximumFrameLength
         return ServerBootstrap(group: loop)
             .serverChannelOption(.backlog, value: 256)
+            // Out of file descriptors (EMFILE), accept() fails at once and would be retried
+            // in a busy loop: back off instead, keep serving the connections already open,
+            // and say so once a minute at most.
+            .serverChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(shouldForwardIOErrorCaught: false) { [self] error in
+                        limitReached(.fileDescriptors, "cannot accept connections (\(error)); serving the open ones and retrying every 100 ms")
+                        return .milliseconds(100)
+                    })
+                }
+            }
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: ConnectionLimits.stopReadingAboveBytes / 2, high: ConnectionLimits.stopReadingAboveBytes))
             // A peer may shut down its sending side and still read its answers.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
@@ -352,8 +369,24 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                 Self.refuse(channel, with: OpenError(.notPermitted, "launchservicesd of uid \(getuid()) refuses peers of uid \(peer.uid)"))
                 return nil
             }
-            connection = ClientConnection(channel: channel, kind: .socket, identity: appByPID[peer.pid] ?? Self.shellIdentity)
+            let limits = configuration.connectionLimits
+            guard socketConnections < limits.maximumPerUser else {
+                limitReached(.connectionsPerUser, "uid \(peer.uid) holds \(socketConnections) connections; pid \(peer.pid) was refused")
+                Self.refuse(channel, with: OpenError(.unavailable, "launchservicesd already serves \(socketConnections) connections of uid \(peer.uid), the limit (connections.maximumPerUser); close idle ones and retry"), linger: .milliseconds(250))
+                return nil
+            }
+            // A process an app started speaks as that app (its pid, or its nearest app ancestor).
+            let app = appByPID[peer.pid] ?? (appByPID.isEmpty ? nil : ProcessAncestry.nearest(ancestorOf: peer.pid) { appByPID[$0] })
+            connection = ClientConnection(channel: channel, kind: .socket, identity: app ?? Self.shellIdentity)
             connection.peerPID = peer.pid
+            connection.descendsFromApp = app != nil
+            socketConnections += 1
+            connection.helloDeadline = loop.scheduleTask(in: .nanoseconds(Int64(limits.firstMessageTimeout.nanoseconds))) { [self] in
+                guard !connection.greeted, !connection.closing else { return }
+                limitReached(.firstMessage, "pid \(peer.pid) said nothing for \(limits.firstMessageTimeout)")
+                connection.closing = true
+                Self.refuse(channel, with: OpenError(.protocolError, "no hello within \(limits.firstMessageTimeout) of connecting (connections.firstMessageSeconds); say hello first"), linger: .milliseconds(250))
+            }
         case .app(let id):
             connection = ClientConnection(channel: channel, kind: kind, identity: id)
             appConnections[id] = connection
@@ -364,9 +397,16 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     func connectionClosed(_ connection: ClientConnection) {
         loop.assertInEventLoop()
-        connections[ObjectIdentifier(connection.channel)] = nil
+        guard connections.removeValue(forKey: ObjectIdentifier(connection.channel)) != nil else { return }
+        if connection.peerPID != nil { socketConnections -= 1 }
+        connection.helloDeadline?.cancel()
         unflushed[ObjectIdentifier(connection.channel)] = nil
-        for token in connection.waiting { waiting[token] = nil }
+        // Opens still queued for this caller are dropped: nobody would read their answers.
+        machine.withdraw(connection.waiting)
+        for token in connection.waiting {
+            waiting[token] = nil
+            inFlight[token] = nil
+        }
         for token in connection.reservations { reservations[token] = nil }
         if let app = connection.appID, appConnections[app] === connection {
             appConnections[app] = nil
@@ -374,6 +414,11 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             if !shuttingDown { perform(machine.disconnected(app: app)) }
         }
         flushPending()
+    }
+
+    /// Logs a limit being reached (once, then at most once a minute with a count).
+    func limitReached(_ limit: PeerLimit, _ detail: String) {
+        limitLog.reached(limit, detail, logger: logger)
     }
 
     func protocolViolation(_ text: String, on connection: ClientConnection) {
@@ -388,11 +433,11 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// daemon stops writing, then discards what the peer still sends until it closes (at most
     /// 2 s). Closing at once would throw away unread bytes and make the kernel reset the
     /// connection, and the peer would see ECONNRESET instead of the reason.
-    static func refuse(_ channel: Channel, with error: OpenError) {
+    static func refuse(_ channel: Channel, with error: OpenError, linger: TimeAmount = .seconds(2)) {
         let frame = Frame.encode(Envelope(id: 0, .failure(error)))
         channel.writeAndFlush(channel.allocator.buffer(bytes: frame)).whenComplete { _ in
             channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
-            channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+            channel.eventLoop.scheduleTask(in: linger) { channel.close(promise: nil) }
         }
     }
 
@@ -419,6 +464,10 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     func received(_ envelope: Envelope, from connection: ClientConnection) {
         loop.assertInEventLoop()
         guard !connection.closing else { return }
+        guard !connection.checkingIn else {
+            protocolViolation("\(envelope.message.kindName) arrived while the app's check-in is verified; wait for welcome before sending requests", on: connection)
+            return
+        }
         guard connection.greeted else {
             greet(envelope, connection)
             return
@@ -439,14 +488,14 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         case .query("debug-stall"):
             debugStall(id: envelope.id, connection)
         case .query(let topic):
-            send(Envelope(id: envelope.id, answer(topic)), to: connection)
+            send(Envelope(id: envelope.id, answer(topic, for: connection)), to: connection)
         case .command("rescan", let arguments) where arguments.isEmpty:
             rescan { [self] summary in
                 send(Envelope(id: envelope.id, .queryResult(json: JSONDocument.encode(summary))), to: connection)
                 flushPending()
             }
         case .command(let verb, let arguments):
-            if let answer = execute(verb, arguments, from: connection) { send(Envelope(id: envelope.id, answer), to: connection) }
+            if let answer = execute(verb, arguments, id: envelope.id, from: connection) { send(Envelope(id: envelope.id, answer), to: connection) }
         case .phaseResult(let accepted, let method):
             guard let app = connection.appID else {
                 protocolViolation("phaseResult comes only from apps the daemon launched", on: connection)
@@ -461,6 +510,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     }
 
     private func greet(_ envelope: Envelope, _ connection: ClientConnection) {
+        connection.helloDeadline?.cancel()
+        connection.helloDeadline = nil
         guard case .hello(let version, let role, _, let bundlePath) = envelope.message else {
             protocolViolation("the first message must be hello, not \(envelope.message.kindName)", on: connection)
             return
@@ -477,6 +528,10 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             connection.greeted = true
             send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: id)), to: connection)
             perform(machine.checkedIn(app: id, now: now))
+        case (.socket, .app) where bundlePath != nil && connection.descendsFromApp:
+            connection.closing = true
+            logger.warning("app check-in refused: pid \(connection.peerPID ?? 0) was started by \(connection.identity)", metadata: ["bundle_id": "\(connection.identity)"])
+            Self.refuse(connection.channel, with: OpenError(.notPermitted, "this process was started by \(connection.identity) and speaks as it; it cannot check in as another app"))
         case (.socket, .app) where bundlePath != nil:
             attach(connection, bundlePath: bundlePath!)
         case (.socket, .app):
@@ -488,58 +543,71 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     }
 
     /// An app started by hand declares itself: its bundle must validate, and the connecting
-    /// process must be running that bundle's executable (checked through `/proc/PID/exe`),
-    /// so no process can speak for an app it is not. The app is registered (and kept, like
-    /// `lsctl register`), watched through a pidfd, and driven on this connection.
+    /// process must be running that bundle's executable (`CheckInVerification`, off the
+    /// loop), so no process can speak for an app it is not. The app is registered (and
+    /// kept, like `lsctl register`), watched through a pidfd, and driven on this connection.
     private func attach(_ connection: ClientConnection, bundlePath: String) {
-        func refuse(_ code: OpenErrorCode, _ text: String) {
-            logger.warning("app check-in refused: \(text)")
-            connection.closing = true
-            Self.refuse(connection.channel, with: OpenError(code, text))
-        }
-        guard let pid = connection.peerPID else { return refuse(.notPermitted, "the connecting process could not be identified") }
-        let bundle: AppBundle
-        do {
-            bundle = try BundleLoader.load(bundleAt: bundlePath)
-        } catch {
-            return refuse(.invalidRequest, "cannot check in: \(error)")
-        }
-        let running = URL(fileURLWithPath: "/proc/\(pid)/exe").resolvingSymlinksInPath().path
-        let expected = URL(fileURLWithPath: bundle.executablePath).resolvingSymlinksInPath().path
-        guard running == expected else {
-            return refuse(.notPermitted, "process \(pid) runs \(running), not \(bundle.executablePath): it cannot check in as \(bundle.id)")
-        }
-        if let existing = registry.apps[bundle.id], existing.path != bundle.path {
-            return refuse(.invalidRequest, "'\(bundle.id)' is already registered from \(existing.path), not \(bundle.path)")
-        }
-        guard machine.state(of: bundle.id) == .notRunning, appConnections[bundle.id] == nil else {
-            return refuse(.invalidRequest, "\(bundle.id) is already running")
-        }
+        guard let pid = connection.peerPID else { return refuseCheckIn(connection, .notPermitted, "the connecting process could not be identified") }
+        // The pidfd first: whatever the checks below read stays about this very process.
         let pidfd = ls_pidfd_open(pid)
-        guard pidfd >= 0 else { return refuse(.notPermitted, "process \(pid) cannot be watched") }
-        if registry.apps[bundle.id] == nil {
-            do {
-                try store?.save(bundle, source: .manual)
-            } catch {
-                close(pidfd)
-                return refuse(.unavailable, "cannot save the registration of \(bundle.id): \(error)")
+        guard pidfd >= 0 else { return refuseCheckIn(connection, .notPermitted, "process \(pid) cannot be watched") }
+        connection.checkingIn = true
+        exitQueue.async { [self] in
+            let verified = Result { () throws(CheckInVerification.Refusal) in try CheckInVerification.verify(pid: pid, bundlePath: bundlePath) }
+            loop.execute { [self] in
+                connection.checkingIn = false
+                let bundle: AppBundle
+                switch verified {
+                case .failure(let refusal):
+                    close(pidfd)
+                    return refuseCheckIn(connection, refusal.code, refusal.message)
+                case .success(let value):
+                    bundle = value
+                }
+                guard !connection.closing, connections[ObjectIdentifier(connection.channel)] != nil, ls_pidfd_send_signal(pidfd, 0) == 0 else {
+                    close(pidfd)
+                    return
+                }
+                if let existing = registry.apps[bundle.id], existing.path != bundle.path {
+                    close(pidfd)
+                    return refuseCheckIn(connection, .invalidRequest, "'\(bundle.id)' is already registered from \(existing.path), not \(bundle.path)")
+                }
+                guard machine.state(of: bundle.id) == .notRunning, appConnections[bundle.id] == nil else {
+                    close(pidfd)
+                    return refuseCheckIn(connection, .invalidRequest, "\(bundle.id) is already running")
+                }
+                if registry.apps[bundle.id] == nil {
+                    do {
+                        try store?.save(bundle, source: .manual)
+                    } catch {
+                        close(pidfd)
+                        return refuseCheckIn(connection, .unavailable, "cannot save the registration of \(bundle.id): \(error)")
+                    }
+                    sources[bundle.id] = .manual
+                }
+                registry.register(bundle)
+                let process = AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd)
+                processes[bundle.id] = process
+                appByPID[pid] = bundle.id
+                process.watchExit(queue: exitQueue) { [self] status in
+                    loop.execute { self.processExited(process, status: status) }
+                }
+                connection.kind = .app(bundle.id)
+                connection.identity = bundle.id
+                connection.greeted = true
+                appConnections[bundle.id] = connection
+                logger.notice("\(bundle.id) (pid \(pid), started by hand) checked in", metadata: ["bundle_id": "\(bundle.id)", "pid": "\(pid)"])
+                send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: bundle.id)), to: connection)
+                perform(machine.attached(app: bundle.id, pid: pid, now: now))
+                flushPending()
             }
-            sources[bundle.id] = .manual
         }
-        registry.register(bundle)
-        let process = AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd)
-        processes[bundle.id] = process
-        appByPID[pid] = bundle.id
-        process.watchExit(queue: exitQueue) { [self] status in
-            loop.execute { self.processExited(process, status: status) }
-        }
-        connection.kind = .app(bundle.id)
-        connection.identity = bundle.id
-        connection.greeted = true
-        appConnections[bundle.id] = connection
-        logger.notice("\(bundle.id) (pid \(pid), started by hand) checked in", metadata: ["bundle_id": "\(bundle.id)", "pid": "\(pid)"])
-        send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: bundle.id)), to: connection)
-        perform(machine.attached(app: bundle.id, pid: pid, now: now))
+    }
+
+    private func refuseCheckIn(_ connection: ClientConnection, _ code: OpenErrorCode, _ text: String) {
+        logger.warning("app check-in refused: \(text)")
+        connection.closing = true
+        Self.refuse(connection.channel, with: OpenError(code, text))
     }
 
     private func open(_ text: String, annotation: PropertyListValue?, returnTo: String?, id: UInt32, from connection: ClientConnection) {
@@ -558,7 +626,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         if let violation = callbackViolation(url, returnTo: returnTo, from: connection) {
             switch configuration.callbackPolicy {
             case .refuse:
-                logger.warning("open refused: \(violation.message)", metadata: ["url_scheme": "\(url.scheme)", "outcome": "notPermitted", "peer": "\(connection.identity)"])
+                logger.warning("open refused: \(LogRedaction.redact(violation.message, urls: [violation.url, text]))", metadata: ["url_scheme": "\(url.scheme)", "outcome": "notPermitted", "peer": "\(connection.identity)"])
                 var words = violation.parameter == "reply" ? "refused: \(violation.message)" : "refused to open \(text): \(violation.message)"
                 if connection.identity == Self.shellIdentity, violation.parameter != "reply" {
                     words += "; lsopen owns no URL scheme, so use lsopen --wait to be called back"
@@ -567,7 +635,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                 send(Envelope(id: id, .openResult(.failure(refusal, app: registry.handler(for: url.scheme)?.id))), to: connection)
                 return
             case .flag:
-                logger.notice("callback flagged: \(violation.message)", metadata: ["url_scheme": "\(url.scheme)", "peer": "\(connection.identity)"])
+                logger.notice("callback flagged: \(LogRedaction.redact(violation.message, urls: [violation.url, text]))", metadata: ["url_scheme": "\(url.scheme)", "peer": "\(connection.identity)"])
                 warning = violation.message
             }
         }
@@ -581,17 +649,19 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             send(Envelope(id: id, .openResult(.failure(OpenError(.unavailable, "launchservicesd is shutting down")))), to: connection)
             return
         }
-        if (machine.apps[app.id]?.pendingOpens ?? 0) >= configuration.maximumPendingOpensPerApp {
-            let busy = OpenError(.unavailable, "\(app.id) already has \(configuration.maximumPendingOpensPerApp) opens waiting; try again when it has caught up")
+        let limit = configuration.connectionLimits.maximumPendingRequests
+        if connection.waiting.count >= limit {
+            limitReached(.pendingRequests, "\(connection.identity) has \(limit) opens waiting on one connection")
+            let busy = OpenError(.unavailable, "this connection already has \(limit) opens waiting for an answer, the limit (connections.maximumPendingRequests); wait for their answers or use another connection")
             send(Envelope(id: id, .openResult(.failure(busy, app: app.id))), to: connection)
             return
         }
         let token = nextRequestToken
         nextRequestToken += 1
         waiting[token] = (connection, id)
-        inFlight[token] = (url.scheme, connection.identity)
+        inFlight[token] = (url.scheme, connection.identity, text)
         connection.waiting.insert(token)
-        let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation, warning: warning)
+        let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation, warning: warning, caller: connection.serial)
         perform(machine.open(request, app: app.id, now: now))
     }
 
@@ -640,11 +710,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                 }
             case .reply(let token, let outcome):
                 reply(token: token, outcome)
-            case .terminate(let app, let pid):
-                let why = machine.apps[app]?.evicted == true
-                    ? "more than \(configuration.background.maximumLiveApps) apps are alive and it is the least recently used suspended one"
-                    : "it missed its launch deadline or cannot be driven"
-                logger.warning("terminating \(app) (pid \(pid)): \(why)", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
+            case .terminate(let app, let pid, let reason):
+                logger.warning("terminating \(app) (pid \(pid)): \(describe(reason))", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
                 processes[app]?.signal(SIGKILL)
             case .armGrace(let app, let token, let after):
                 graceTasks[app]?.cancel()
@@ -660,6 +727,17 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                 logger.info("resuming \(app) (pid \(pid))", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
                 processes[app]?.signal(SIGCONT)
             }
+        }
+    }
+
+    private func describe(_ reason: LaunchStateMachine.TerminationReason) -> String {
+        switch reason {
+        case .missedDeadline(let phase):
+            return "it did not finish \(phase.rawValue) within \(configuration.deadlines[phase])"
+        case .evicted:
+            return "more than \(configuration.background.maximumLiveApps) apps are alive and it is the least recently used suspended one"
+        case .disconnected:
+            return "its connection to launchservicesd closed, so it can no longer be driven"
         }
     }
 
@@ -726,7 +804,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         }
         if let phase = outcome.error?.phase { metadata["phase"] = "\(phase.rawValue)" }
         if let error = outcome.error {
-            logger.notice("open failed: \(error.message)", metadata: metadata)
+            logger.notice("open failed: \(LogRedaction.redact(error.message, urls: request.map { [$0.url] } ?? []))", metadata: metadata)
         } else {
             // Who asked, what opened, and each phase: the line a person reads in the journal.
             let asked = request.map { "\($0.scheme): for \($0.source) " } ?? ""
@@ -752,8 +830,22 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     }
 
     /// Queues a frame; `flushPending` writes every touched channel once per event.
+    ///
+    /// A peer that does not read its replies is paced (the handler stops reading its
+    /// requests above `ConnectionLimits.stopReadingAboveBytes`) and, once more than
+    /// `maximumQueuedOutputBytes` wait for it, disconnected: its replies are dropped.
     func send(_ envelope: Envelope, to connection: ClientConnection) {
         let channel = connection.channel
+        guard !connection.overflowed else { return }
+        let cap = configuration.connectionLimits.maximumQueuedOutputBytes
+        if let queued = try? channel.syncOptions?.getOption(.bufferedWritableBytes), queued > cap {
+            connection.overflowed = true
+            connection.closing = true
+            limitReached(.queuedOutput, "\(connection.identity) (pid \(connection.peerPID.map { "\($0)" } ?? "-")) left \(queued) bytes of replies unread; disconnected")
+            logger.warning("disconnecting \(connection.identity): more than \(cap) bytes of replies queued and unread (connections.maximumQueuedOutputBytes)", metadata: ["peer": "\(connection.identity)"])
+            channel.close(promise: nil)
+            return
+        }
         channel.write(channel.allocator.buffer(bytes: Frame.encode(envelope)), promise: nil)
         unflushed[ObjectIdentifier(channel)] = channel
     }
@@ -779,7 +871,21 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     // MARK: Inspection
 
-    private func answer(_ topic: String) -> Message {
+    /// The schemes an app may learn about (its `LSApplicationQueriesSchemes`, the iOS 9
+    /// rule, which every query obeys, not only canOpenURL); `nil` for the user's tools.
+    func visibleSchemes(for connection: ClientConnection) -> Set<URLScheme>? {
+        guard connection.identity != Self.shellIdentity else { return nil }
+        return registry.apps[connection.identity]?.queriesSchemes ?? []
+    }
+
+    private func answer(_ topic: String, for connection: ClientConnection) -> Message {
+        let visible = visibleSchemes(for: connection)
+        /// Whether an app may be listed: the asker itself, or a handler of a scheme it may query.
+        func listed(_ app: AppBundle?) -> Bool {
+            guard let visible else { return true }
+            guard let app else { return false }
+            return app.id == connection.identity || app.schemes.contains { visible.contains($0) && registry.handler(for: $0)?.id == app.id }
+        }
         switch topic {
         case "status":
             return .queryResult(json: JSONDocument.encode(StatusReport(
@@ -791,14 +897,17 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                 pasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty }.count,
                 persistentPasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty && $0.persistent }.count,
                 frontmost: machine.frontmost,
-                appsFolders: configuration.appsFolders, refusedBundles: loadErrors.map(\.description))))
+                appsFolders: visible == nil ? configuration.appsFolders : [], refusedBundles: visible == nil ? loadErrors.map(\.description) : [])))
         case "apps":
-            return .queryResult(json: JSONDocument.encode(registry.apps.values.sorted { $0.id < $1.id }.map {
-                AppReport(id: $0.id, name: $0.name, path: $0.path, executable: $0.executable,
-                          schemes: $0.schemes.map(\.normalized), queriesSchemes: $0.queriesSchemes.map(\.normalized).sorted())
+            return .queryResult(json: JSONDocument.encode(registry.apps.values.filter(listed).sorted { $0.id < $1.id }.map { app in
+                let own = visible == nil || app.id == connection.identity
+                return AppReport(id: app.id, name: app.name, path: app.path, executable: app.executable,
+                                 schemes: app.schemes.filter { own || visible!.contains($0) }.map(\.normalized),
+                                 queriesSchemes: own ? app.queriesSchemes.map(\.normalized).sorted() : [])
             }))
         case "schemes", "conflicts":
             let rows = registry.claimants.keys.sorted().compactMap { scheme -> SchemeReport? in
+                guard visible?.contains(scheme) ?? true else { return nil }
                 guard let resolution = registry.resolve(scheme), topic == "schemes" || resolution.claimants.count > 1 else { return nil }
                 return SchemeReport(scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue, claimants: resolution.claimants)
             }
@@ -807,7 +916,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             expirePasteboards()
             return .queryResult(json: JSONDocument.encode(pasteboards.list(now: unixNow).map(PasteboardReport.init)))
         case "running":
-            return .queryResult(json: JSONDocument.encode(machine.running.map {
+            return .queryResult(json: JSONDocument.encode(machine.running.filter { listed(registry.apps[$0.app]) }.map {
                 RunningReport(id: $0.app, state: $0.record.state.rawValue, pid: $0.record.pid, frontmost: machine.frontmost == $0.app,
                               pendingOpens: $0.record.pendingOpens, phase: $0.record.currentPhase?.rawValue)
             }))

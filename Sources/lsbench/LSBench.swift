@@ -260,7 +260,7 @@ enum Echo {
         var pid: pid_t = 0
         let argv = [strdup(binary), strdup("--bin-dir"), strdup("."), strdup("--echo-child"), nil]
         defer { argv.forEach { free($0) } }
-        let rc = ls_spawn(&pid, binary, argv, environ, fds[1])
+        let rc = ls_spawn_app(&pid, binary, argv, environ, fds[1])
         close(fds[1])
         guard rc == 0 else { throw ValidationError("cannot start the echo child") }
         defer {

@@ -35,7 +35,11 @@ struct ExportXDG: ParsableCommand {
         guard FileManager.default.isExecutableFile(atPath: lsopenPath) else {
             throw ValidationError("\(lsopenPath) is not an executable lsopen; pass --lsopen PATH")
         }
-        let rows = (try options.query("schemes") as? [[String: Any]]) ?? []
+        // The schemes document is read, not printed: with --json, what is printed is this
+        // command's own report, after the export.
+        var quiet = options
+        quiet.json = false
+        let rows = (try quiet.query("schemes") as? [[String: Any]]) ?? []
         let schemes = rows.compactMap { $0["scheme"] as? String }.sorted()
 
         // mimeapps.list: keep everything, set our entries in [Default Applications].
@@ -50,7 +54,7 @@ struct ExportXDG: ParsableCommand {
             existing[String(line[..<eq]).trimmingCharacters(in: .whitespaces)] = (index, String(line[line.index(after: eq)...]))
         }
         var exported: [String] = []
-        var skipped: [String] = []
+        var skipped: [(scheme: String, current: String)] = []
         var additions: [String] = []
         for scheme in schemes {
             let key = "x-scheme-handler/\(scheme)"
@@ -59,7 +63,7 @@ struct ExportXDG: ParsableCommand {
                     lines[current.line] = "\(key)=\(Self.desktopFile)"
                     exported.append(scheme)
                 } else {
-                    skipped.append("\(scheme) (default: \(current.value))")
+                    skipped.append((scheme, current.value))
                 }
             } else {
                 additions.append("\(key)=\(Self.desktopFile)")
@@ -93,8 +97,20 @@ struct ExportXDG: ParsableCommand {
         try FileManager.default.createDirectory(atPath: configHome, withIntermediateDirectories: true)
         try desktop.write(toFile: dataHome + "/applications/" + Self.desktopFile, atomically: true, encoding: .utf8)
         try (lines.joined(separator: "\n") + "\n").write(toFile: mimeapps, atomically: true, encoding: .utf8)
-        print("exported \(exported.count) scheme(s) to \(dataHome)/applications/\(Self.desktopFile): \(exported.joined(separator: ", "))")
+        let desktopPath = dataHome + "/applications/" + Self.desktopFile
+        if options.json {
+            let report: [String: Any] = [
+                "desktopFile": desktopPath,
+                "mimeapps": mimeapps,
+                "exported": exported,
+                "skipped": skipped.map { ["scheme": $0.scheme, "default": $0.current] },
+            ]
+            let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            print(String(decoding: data, as: UTF8.self))
+            return
+        }
+        print("exported \(exported.count) scheme(s) to \(desktopPath): \(exported.joined(separator: ", "))")
         print("updated \(mimeapps)")
-        for line in skipped { print("left alone: \(line); use --force to take it over") }
+        for (scheme, current) in skipped { print("left alone: \(scheme) (default: \(current)); use --force to take it over") }
     }
 }

@@ -56,7 +56,7 @@ struct AppCheckInTests {
             return
         }
         #expect(error.code == .notPermitted)
-        #expect(error.message.contains("cannot check in as test.alpha"))
+        #expect(error.message.contains("is not inside \(h.appsFolder)/alpha.app: it cannot check in"), "\(error.message)")
         #expect(try h.state(of: "test.alpha") == nil)
     }
 }

@@ -39,4 +39,32 @@ struct FreedesktopExportTests {
         #expect(forced.status == 0)
         #expect(try String(contentsOfFile: config + "/mimeapps.list", encoding: .utf8).contains("x-scheme-handler/taken=swift-launch-services-lsopen.desktop"))
     }
+
+    @Test("export-xdg --json exports as without it and prints its report as one JSON object")
+    func exportJSON() throws {
+        let h = try DaemonHarness(apps: [.test("myscheme"), .test("taken")])
+        defer { h.stop() }
+        let config = h.root + "/xdg-config", data = h.root + "/xdg-data"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try "[Default Applications]\nx-scheme-handler/taken=other.desktop\n".write(toFile: config + "/mimeapps.list", atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["LAUNCHSERVICES_SOCKET"] = h.socket
+        environment["HOME"] = h.root
+        environment["XDG_CONFIG_HOME"] = config
+        environment["XDG_DATA_HOME"] = data
+
+        let export = try ChildProcess.run(DaemonHarness.binary("lsctl"), ["export-xdg", "--json"], environment: environment, scratch: h.root, timeout: 30)
+        #expect(export.status == 0, "\(export.stderr)")
+        let desktop = data + "/applications/swift-launch-services-lsopen.desktop"
+        #expect(try String(contentsOfFile: desktop, encoding: .utf8).contains("MimeType=x-scheme-handler/myscheme;"))
+        #expect(try String(contentsOfFile: config + "/mimeapps.list", encoding: .utf8).contains("x-scheme-handler/myscheme=swift-launch-services-lsopen.desktop"))
+        let report = try #require(export.json, "one JSON object: \(export.stdout)")
+        #expect(report["exported"] as? [String] == ["myscheme"])
+        #expect(report["desktopFile"] as? String == desktop)
+        #expect(report["mimeapps"] as? String == config + "/mimeapps.list")
+        let skipped = try #require(report["skipped"] as? [[String: Any]])
+        #expect(skipped.count == 1)
+        #expect(skipped.first?["scheme"] as? String == "taken")
+        #expect(skipped.first?["default"] as? String == "other.desktop")
+    }
 }

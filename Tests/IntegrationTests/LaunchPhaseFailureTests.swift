@@ -91,15 +91,24 @@ struct LaunchPhaseFailureTests {
         try h.eventually("its state is cleaned up") { try h.running().isEmpty }
     }
 
-    @Test("a hang in openURL: timeout, and the app is not killed (not a launch phase)")
+    @Test("a hang in openURL: timeout, the hung app is terminated, and the next open gets a fresh copy at once")
     func hangInOpen() throws {
-        let h = try DaemonHarness(apps: [.test("slow", "--open=hang")], config: Self.shortDeadlines)
+        let h = try DaemonHarness(apps: [.test("slow", "--open=hang-first")], config: """
+            {"deadlines": {"openURL": 3}}
+            """)
         defer { h.stop() }
         let r = try h.lsopen("--json", "slow:x", timeout: 30)
         #expect(r.errorCode == "timeout")
         #expect(r.errorPhase == "openURL")
-        let pid = try #require(h.appPIDs.first)
-        #expect(isAlive(pid))
+        #expect(r.errorMessage?.contains("it was terminated") == true, "\(r.errorMessage ?? "")")
+        let hung = try #require(h.appPIDs.first)
+        try h.eventually("the hung app is terminated") { !isAlive(hung) }
+        // The next open does not wait out another deadline on the hung process: a fresh
+        // copy answers. (Bounded by lsopen's own timeout, below the 3 s deadline.)
+        let next = try h.lsopen("--json", "--timeout", "2.5", "slow:y", timeout: 30)
+        #expect(next.status == 0, "\(next.stdout) \(next.stderr)")
+        #expect(next.json?["launched"] as? Bool == true)
+        #expect(h.appPIDs.count == 2 && h.appPIDs.last != hung)
     }
 
     @Test("a hang before check-in: timeout in launch")

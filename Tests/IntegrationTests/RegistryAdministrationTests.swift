@@ -123,6 +123,36 @@ struct RescanTests {
         #expect(h.daemonOutput.contains("apps folders rescanned"))
     }
 
+    @Test("an apps folder missing at start is watched once it appears, and again after it is deleted and recreated")
+    func folderAppearsLater() throws {
+        var template = Array("/tmp/lsit-late.XXXXXX".utf8CString)
+        let scratch = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        // Two levels missing: the watch has to move down as each appears.
+        let folder = scratch + "/late/apps"
+        let h = try DaemonHarness(apps: [.test("alpha")], extraArguments: ["--apps", folder])
+        defer { h.stop() }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try h.install(.test("beta"), in: folder)
+        try h.eventually("the bundle in the new folder is registered") { try h.lsopen("--can-open", "beta:x").status == 0 }
+        #expect(try h.lsopen("beta:1").status == 0)
+
+        try FileManager.default.removeItem(atPath: folder)
+        try h.eventually("the deleted folder's bundle is withdrawn") { try h.lsopen("--can-open", "beta:x").status == 1 }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try h.install(.test("gamma"), in: folder)
+        try h.eventually("the bundle in the recreated folder is registered") { try h.lsopen("--can-open", "gamma:x").status == 0 }
+        #expect(try h.lsopen("gamma:1").status == 0)
+
+        // Renamed away and replaced: the old folder's bundles go, the new one's come.
+        try FileManager.default.moveItem(atPath: folder, toPath: scratch + "/moved-away")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try h.install(.test("delta"), in: folder)
+        try h.eventually("the replacement folder's bundle is registered") { try h.lsopen("--can-open", "delta:x").status == 0 }
+        try h.eventually("the renamed folder's bundle is withdrawn") { try h.lsopen("--can-open", "gamma:x").status == 1 }
+        #expect(try h.lsopen("--can-open", "alpha:x").status == 0)
+    }
+
     @Test("lsctl rescan reports what changed, and a rescan survives a restart")
     func explicitRescan() throws {
         let h = try DaemonHarness(apps: [.test("alpha")])

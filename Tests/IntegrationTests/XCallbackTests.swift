@@ -108,6 +108,25 @@ struct XCallbackTests {
         #expect(h.events.isEmpty)
     }
 
+    @Test("callback parameter names in any case (X-Success, X-ERROR) are checked: refused, the third app not launched")
+    func hijackWithCaseVariantRefused() throws {
+        let h = try DaemonHarness(apps: [try .demo("wordrev"), .test("third")])
+        defer { h.stop() }
+        for name in ["X-Success", "X-ERROR", "x-Cancel"] {
+            let run = try h.lsopen("--json", "wordrev://x-callback-url/reverse?word=x&\(name)=third%3A%2F%2Fsteal")
+            #expect(run.status == 67, "\(name): \(run.stdout)")
+            #expect(run.errorCode == "notPermitted", "\(name)")
+            #expect(run.errorMessage?.contains("'third://steal' opens in test.third") == true, "\(run.errorMessage ?? "")")
+        }
+        #expect(try h.running().isEmpty, "neither wordrev nor the third app was launched")
+        #expect(h.events.isEmpty)
+        // lsopen --wait sees them as callbacks the URL already names.
+        let own = try h.lsopen("--wait", "wordrev://x-callback-url/reverse?word=a&X-Success=third%3A%2F%2Fsteal")
+        #expect(own.status == 64)
+        #expect(own.stderr.contains("already names x-success"), "\(own.stderr)")
+        #expect(h.events.isEmpty)
+    }
+
     @Test("an app naming a third app's scheme as x-success is refused; an honest app is called back")
     func hijackFromAppRefused() throws {
         let liar = TestApp.test("liar", "--open-url=wordrev://x-callback-url/reverse?word=x&x-success=third%3A%2F%2Fsteal")
@@ -117,7 +136,8 @@ struct XCallbackTests {
 
         #expect(try h.lsopen("liar:go").status == 0)
         try h.eventually("the liar hears the refusal") { h.eventNames().contains { $0.hasPrefix("openResult wordrev://") && $0.contains("error=notPermitted") } }
-        #expect(h.daemonOutput.contains("the x-success callback 'third://steal' opens in test.third, not in test.liar"))
+        #expect(h.daemonOutput.contains("the x-success callback 'third:…' opens in test.third, not in test.liar"), "logged with the scheme only")
+        #expect(!h.daemonOutput.contains("steal"), "URLs stay out of the log")
 
         #expect(try h.lsopen("honest:go").status == 0)
         try h.eventually("wordrev calls the honest app back, keeping its callback's own query") {

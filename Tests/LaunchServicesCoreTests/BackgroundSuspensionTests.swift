@@ -108,15 +108,15 @@ struct BackgroundSuspensionTests {
         // Three alive, limit two, but nobody is suspended yet: nothing to evict.
         #expect(m.running.count == 3)
         // a suspends: now the least recently used suspended app goes.
-        #expect(m.graceExpired(app: "a", token: ta, now: 30) == [.suspend(app: "a", pid: 41), .terminate(app: "a", pid: 41)])
+        #expect(m.graceExpired(app: "a", token: ta, now: 30) == [.suspend(app: "a", pid: 41), .terminate(app: "a", pid: 41, reason: .evicted)])
         #expect(m.apps["a"]?.evicted == true)
         #expect(m.graceExpired(app: "b", token: tb, now: 31) == [.suspend(app: "b", pid: 42)], "a's eviction already made room")
         _ = m.exited(app: "a", status: .signaled(9), now: 32)
         #expect(m.state(of: "a") == .notRunning)
         // A fourth app launching pushes out b, the least recently used suspended one.
         let d = m.open(request(103), app: "d", now: 40)
-        #expect(d.contains(.terminate(app: "b", pid: 42)))
-        #expect(!d.contains { if case .terminate(let app, _) = $0 { return app == "c" } else { return false } }, "c is not suspended")
+        #expect(d.contains(.terminate(app: "b", pid: 42, reason: .evicted)))
+        #expect(!d.contains { if case .terminate(let app, _, _) = $0 { return app == "c" } else { return false } }, "c is not suspended")
     }
 
     @Test("an app started by hand is in the background: it gets a grace too")

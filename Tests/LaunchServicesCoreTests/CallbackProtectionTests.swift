@@ -33,6 +33,22 @@ struct CallbackProtectionTests {
         #expect(check.checkRequest(try url("wordrev://other/path?x-cancel=third:1"), source: "com.example.schemedemo") != nil)
     }
 
+    @Test("callback parameter names are matched in any case: X-Success, X-ERROR, x-Cancel, x-ſuccess")
+    func caseVariantsChecked() throws {
+        for name in ["X-Success", "X-SUCCESS", "X-ERROR", "x-Cancel", "x-ſuccess", "X%2DSuccess"] {
+            let request = try url("wordrev://x-callback-url/reverse?x-success=schemedemo%3A%2F%2Fok&\(name)=third%3A%2F%2Fsteal")
+            let violation = try #require(check.checkRequest(request, source: "com.example.schemedemo"), "\(name)")
+            #expect(violation.url == "third://steal")
+            #expect(violation.parameter.lowercased().hasPrefix("x-"), "names the parameter as spelled: \(violation.parameter)")
+        }
+        #expect(CallbackCheck.callbackParameter("X-Success") == "x-success")
+        #expect(CallbackCheck.callbackParameter("x-Error") == "x-error")
+        #expect(CallbackCheck.callbackParameter("X-CANCEL") == "x-cancel")
+        #expect(CallbackCheck.callbackParameter("x-source") == nil)
+        #expect(CallbackCheck.callbackParameter("x-successful") == nil)
+        #expect(check.checkRequest(try url("w://x-callback-url/a?X-Success=schemedemo%3A1"), source: "com.example.schemedemo") == nil, "an honest callback in capitals passes")
+    }
+
     @Test("a scheme nobody handles, and a callback that is not a URL, are violations too")
     func unhandledAndInvalid() throws {
         let none = try #require(check.checkRequest(try url("w://x-callback-url/a?x-success=nobody%3A1"), source: "com.example.schemedemo"))

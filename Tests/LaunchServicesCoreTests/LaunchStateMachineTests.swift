@@ -504,7 +504,7 @@ struct LaunchStateMachineEventTests {
             .reply(requestToken: 100, .failure(
                 OpenError(.timeout, phase: phase, "a did not finish \(phase.rawValue) within \(seconds) s; it was terminated"),
                 app: "a", launched: true, timings: timings)),
-            .terminate(app: "a", pid: 42),
+            .terminate(app: "a", pid: 42, reason: .missedDeadline(phase)),
         ])
         // The transaction is kept until the exit arrives.
         #expect(m.apps["a"]?.pendingOpens == 1)
@@ -529,7 +529,7 @@ struct LaunchStateMachineEventTests {
         let timeout = m.deadlinePassed(app: "a", token: 1, now: 10 * Self.second)
         #expect(timeout.count == 2)
         #expect(!timeout.contains(.spawn(app: "a")), "no spawn while the old process is still alive")
-        #expect(timeout.last == .terminate(app: "a", pid: 42))
+        #expect(timeout.last == .terminate(app: "a", pid: 42, reason: .missedDeadline(.launch)))
         #expect(m.waitingRequests == [101])
         #expect(m.exited(app: "a", status: .signaled(9), now: 10 * Self.second + 5) == [
             .spawn(app: "a"),
@@ -540,7 +540,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.waitingRequests == [101])
     }
 
-    @Test("a missed openURL deadline: timeout without terminate; the app stays active and frontmost")
+    @Test("a missed openURL deadline: timeout, then the hung app is terminated; a late answer is ignored")
     func openURLTimeout() {
         var m = machine()
         coldOpen(&m, app: "a", token: 100, pid: 42)
@@ -548,21 +548,23 @@ struct LaunchStateMachineEventTests {
         let late = 1_000 + 3 * Self.second
         #expect(m.deadlinePassed(app: "a", token: 5, now: late) == [
             .reply(requestToken: 101, .failure(
-                OpenError(.timeout, phase: .openURL, "a did not finish openURL within 3 s"),
+                OpenError(.timeout, phase: .openURL, "a did not finish openURL within 3 s; it was terminated"),
                 app: "a", launched: false, timings: [timing(.openURL, 3 * Self.second)])),
+            .terminate(app: "a", pid: 42, reason: .missedDeadline(.openURL)),
         ])
-        #expect(m.state(of: "a") == .active)
-        #expect(m.frontmost == "a")
-        #expect(m.pid(of: "a") == 42)
-        #expect(m.apps["a"]?.pendingOpens == 0)
+        #expect(m.waitingRequests.isEmpty, "the caller has its answer")
         #expect(m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: late + 1).isEmpty, "the late answer is ignored")
-        #expect(m.open(request(102), app: "a", now: late + 2) == [
-            .armDeadline(app: "a", phase: .openURL, token: 6, after: .seconds(3)),
-            .deliver(app: "a", token: 6, request: request(102)),
+        #expect(m.exited(app: "a", status: .signaled(9), now: late + 2).isEmpty)
+        #expect(m.state(of: "a") == .notRunning)
+        #expect(m.frontmost == nil)
+        // The next open starts a fresh process instead of waiting on the hung one.
+        #expect(m.open(request(102), app: "a", now: late + 3) == [
+            .spawn(app: "a"),
+            .armDeadline(app: "a", phase: .launch, token: 6, after: .seconds(10)),
         ])
     }
 
-    @Test("a missed openURL deadline on a cold open: launched, all four timings, no terminate")
+    @Test("a missed openURL deadline on a cold open: launched, all four timings, terminated")
     func openURLTimeoutCold() {
         var m = machine()
         _ = m.open(request(100), app: "a", now: 0)
@@ -572,25 +574,56 @@ struct LaunchStateMachineEventTests {
         _ = m.phaseCompleted(app: "a", token: 3, accepted: true, now: 30)
         #expect(m.deadlinePassed(app: "a", token: 4, now: 30 + 3 * Self.second) == [
             .reply(requestToken: 100, .failure(
-                OpenError(.timeout, phase: .openURL, "a did not finish openURL within 3 s"),
+                OpenError(.timeout, phase: .openURL, "a did not finish openURL within 3 s; it was terminated"),
                 app: "a", launched: true,
                 timings: [timing(.launch, 10), timing(.willFinishLaunching, 10), timing(.didFinishLaunching, 10), timing(.openURL, 3 * Self.second)])),
+            .terminate(app: "a", pid: 42, reason: .missedDeadline(.openURL)),
         ])
-        #expect(m.state(of: "a") == .active)
     }
 
-    @Test("a missed openURL deadline starts the next queued open")
+    @Test("opens queued behind a hung open wait for its exit, then start a fresh process")
     func openURLTimeoutWithQueue() {
         var m = machine()
         coldOpen(&m, app: "a", token: 100, pid: 42)
         _ = m.open(request(101), app: "a", now: 1_000)
         #expect(m.open(request(102), app: "a", now: 1_001).isEmpty)
         let actions = m.deadlinePassed(app: "a", token: 5, now: 1_000 + 3 * Self.second)
-        #expect(actions.count == 3)
-        #expect(actions.dropFirst() == [
-            .armDeadline(app: "a", phase: .openURL, token: 6, after: .seconds(3)),
-            .deliver(app: "a", token: 6, request: request(102)),
+        #expect(actions.count == 2)
+        #expect(actions.last == .terminate(app: "a", pid: 42, reason: .missedDeadline(.openURL)))
+        #expect(m.waitingRequests == [102], "queued, not failed")
+        #expect(m.exited(app: "a", status: .signaled(9), now: 1_000 + 3 * Self.second + 5) == [
+            .spawn(app: "a"),
+            .armDeadline(app: "a", phase: .launch, token: 6, after: .seconds(10)),
         ])
+        #expect(m.waitingRequests == [102])
+    }
+
+    @Test("a departed caller's queued opens are withdrawn; the open in progress finishes")
+    func withdrawQueued() {
+        var m = machine()
+        coldOpen(&m, app: "a", token: 100, pid: 42)
+        _ = m.open(request(101), app: "a", now: 1_000)
+        #expect(m.open(request(102), app: "a", now: 1_001).isEmpty)
+        #expect(m.open(request(103), app: "a", now: 1_002).isEmpty)
+        m.withdraw([101, 102])
+        #expect(m.waitingRequests == [101, 103], "101 is in progress; 102 is gone")
+        #expect(m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: 2_000) == [
+            .reply(requestToken: 101, OpenOutcome(app: "a", launched: false, method: .open, timings: [timing(.openURL, 1_000)])),
+            .armDeadline(app: "a", phase: .openURL, token: 6, after: .seconds(3)),
+            .deliver(app: "a", token: 6, request: request(103)),
+        ])
+    }
+
+    @Test("withdrawing the only queued open of an app that never started forgets the app")
+    func withdrawForgets() {
+        var m = machine()
+        _ = m.open(request(100), app: "a", now: 0)
+        m.spawned(app: "a", pid: 42)
+        _ = m.open(request(101), app: "a", now: 1)
+        _ = m.deadlinePassed(app: "a", token: 1, now: 10 * Self.second)
+        m.withdraw([101])
+        #expect(m.exited(app: "a", status: .signaled(9), now: 10 * Self.second + 1).isEmpty, "nothing left to start")
+        #expect(m.apps["a"] == nil)
     }
 
     @Test("timeout messages give sub-second deadlines in milliseconds")
@@ -604,7 +637,7 @@ struct LaunchStateMachineEventTests {
             Issue.record("expected a reply")
             return
         }
-        #expect(outcome.error?.message == "a did not finish openURL within 1500 ms")
+        #expect(outcome.error?.message == "a did not finish openURL within 1500 ms; it was terminated")
     }
 
     // MARK: Stale events
@@ -638,13 +671,15 @@ struct LaunchStateMachineEventTests {
         coldOpen(&m, app: "a", token: 100, pid: 42)
         _ = m.open(request(101), app: "a", now: 1_000)
         _ = m.deadlinePassed(app: "a", token: 5, now: 5_000)
-        _ = m.open(request(102), app: "a", now: 6_000)
-        // Token 5 belongs to the timed-out open; 102 is in flight under token 6.
+        // 102 queues behind the hung app until its exit arrives.
+        #expect(m.open(request(102), app: "a", now: 6_000).isEmpty)
+        // Token 5 belongs to the timed-out open: its late answer and deadline change nothing.
         #expect(m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: 6_001).isEmpty)
         #expect(m.deadlinePassed(app: "a", token: 5, now: 6_002).isEmpty)
         #expect(m.waitingRequests == [102])
-        #expect(m.phaseCompleted(app: "a", token: 6, accepted: true, method: .open, now: 6_010) == [
-            .reply(requestToken: 102, OpenOutcome(app: "a", launched: false, method: .open, timings: [timing(.openURL, 10)])),
+        #expect(m.exited(app: "a", status: .signaled(9), now: 6_003) == [
+            .spawn(app: "a"),
+            .armDeadline(app: "a", phase: .launch, token: 6, after: .seconds(10)),
         ])
     }
 
@@ -791,7 +826,7 @@ struct LaunchStateMachineEventTests {
     func disconnected() {
         var m = machine()
         coldOpen(&m, app: "a", token: 100, pid: 42)
-        #expect(m.disconnected(app: "a") == [.terminate(app: "a", pid: 42)])
+        #expect(m.disconnected(app: "a") == [.terminate(app: "a", pid: 42, reason: .disconnected)])
         #expect(m.state(of: "a") == .active, "the state changes only when the exit arrives")
         #expect(m.exited(app: "a", status: .signaled(9), now: 1_000).isEmpty)
         #expect(m.state(of: "a") == .notRunning)
@@ -800,7 +835,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.disconnected(app: "b").isEmpty, "spawn not reported yet: no pid to kill")
         m.spawned(app: "b", pid: 43)
         _ = m.checkedIn(app: "b", now: 2_001)
-        #expect(m.disconnected(app: "b") == [.terminate(app: "b", pid: 43)])
+        #expect(m.disconnected(app: "b") == [.terminate(app: "b", pid: 43, reason: .disconnected)])
         #expect(m.disconnected(app: "nobody").isEmpty)
     }
 

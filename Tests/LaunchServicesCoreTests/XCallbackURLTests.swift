@@ -17,6 +17,16 @@ struct XCallbackURLTests {
         #expect(r.parameters.count == 1)
     }
 
+    @Test("x- parameter names are read in any case, so no spelling hides a callback")
+    func caseInsensitiveNames() throws {
+        let r = try XCallbackRequest(try ParsedURL("svc://x-callback-url/act?X-Source=Me&X-Success=a://ok&X-ERROR=a://err&x-Cancel=a://cancel&Word=1"))
+        #expect(r.source == "Me")
+        #expect(r.success == "a://ok")
+        #expect(r.error == "a://err")
+        #expect(r.cancel == "a://cancel")
+        #expect(r.parameters == [QueryItem(name: "Word", value: "1")], "action parameters keep their names")
+    }
+
     @Test("an action may be empty, as in the seed's first form")
     func emptyAction() throws {
         let r = try XCallbackRequest(try ParsedURL("wordrev://x-callback-url?word=a"))

@@ -48,7 +48,7 @@ struct DaemonConfigurationFileTests {
         #expect(config.deadlines.openURL == .milliseconds(250))
         #expect(config.deadlines.willFinishLaunching == defaults.deadlines.willFinishLaunching)
         #expect(config.deadlines.didFinishLaunching == defaults.deadlines.didFinishLaunching)
-        #expect(config.maximumPendingOpensPerApp == 3)
+        #expect(config.connectionLimits.maximumPendingRequests == 3)
         #expect(config.maximumFrameLength == defaults.maximumFrameLength)
         #expect(config.shutdownGrace == defaults.shutdownGrace)
     }
@@ -62,7 +62,7 @@ struct DaemonConfigurationFileTests {
         #expect(config.appsFolders.isEmpty)
         #expect(config.deadlines == PhaseDeadlines(launch: .seconds(1), willFinishLaunching: .seconds(2), didFinishLaunching: .seconds(3), openURL: .seconds(4)))
         #expect(config.maximumFrameLength == 8192)
-        #expect(config.maximumPendingOpensPerApp == 10000)
+        #expect(config.connectionLimits.maximumPendingRequests == 10000)
         #expect(config.shutdownGrace == .milliseconds(500))
     }
 
@@ -72,7 +72,7 @@ struct DaemonConfigurationFileTests {
         #expect(config == DaemonConfiguration())
         #expect(config.deadlines == PhaseDeadlines())
         #expect(config.maximumFrameLength == 1 << 20)
-        #expect(config.maximumPendingOpensPerApp == 64)
+        #expect(config.connectionLimits == ConnectionLimits())
         #expect(config.shutdownGrace == .seconds(2))
     }
 
@@ -82,7 +82,7 @@ struct DaemonConfigurationFileTests {
         #expect(config.deadlines.launch == .seconds(3600))
         #expect(config.deadlines.openURL == .milliseconds(1))
         #expect(config.maximumFrameLength == 4096)
-        #expect(config.maximumPendingOpensPerApp == 1)
+        #expect(config.connectionLimits.maximumPendingRequests == 1)
         #expect(try load(#"{"maximumFrameLength": 67108864}"#).config.maximumFrameLength == 64 << 20)
     }
 
@@ -90,7 +90,7 @@ struct DaemonConfigurationFileTests {
     func unknownKey() throws {
         let (error, _) = try #require(try refusal(#"{"deadline": {"launch": 1}}"#))
         #expect(error.problem.hasPrefix("has unknown key 'deadline'; known keys: "), "\(error)")
-        #expect(error.problem.contains("appsFolders, backgroundGraceSeconds, callbackPolicy, deadlines, maximumFrameLength, maximumLiveApps, maximumPendingOpensPerApp, pasteboard, shutdownGraceSeconds"))
+        #expect(error.problem.contains("appsFolders, backgroundGraceSeconds, callbackPolicy, connections, deadlines, maximumFrameLength, maximumLiveApps, maximumPendingOpensPerApp, pasteboard, shutdownGraceSeconds"))
     }
 
     @Test("an unknown deadline is refused, naming deadlines.KEY and the phases")

@@ -20,6 +20,11 @@ import LaunchServicesClient
 ///                                   the daemon's socket, and record the answer
 ///   --claim-default=SCHEME          in didFinishLaunching, try `lsctl default SCHEME <self>`
 ///                                   over the daemon's socket, and record the answer
+///   --child-run=COMMAND             in didFinishLaunching, run COMMAND through /bin/sh (a
+///                                   process the app starts) and record its exit status
+///   --open-delay=MS                 in every open, take MS milliseconds before answering
+///   --open=hang-first               hang in the first open of all copies of this app (a
+///                                   marker file beside the log), answer YES afterwards
 struct Behavior {
     var launch = "yes"
     var willFinish = "yes"
@@ -31,6 +36,8 @@ struct Behavior {
     var canOpenURL: String?
     var claimDefault: String?
     var unregister: String?
+    var childRun: String?
+    var openDelay: UInt32 = 0
 
     init(arguments: [String]) {
         for argument in arguments {
@@ -47,6 +54,8 @@ struct Behavior {
             case "--can-open-url": canOpenURL = parts[1]
             case "--claim-default": claimDefault = parts[1]
             case "--unregister": unregister = parts[1]
+            case "--child-run": childRun = parts[1]
+            case "--open-delay": openDelay = UInt32(parts[1]) ?? 0
             default: StandardStreams.error("lstestapp: unknown argument \(argument)\n")
             }
         }
@@ -62,6 +71,13 @@ struct Behavior {
             raise(SIGSEGV)
             return false
         case "hang":
+            while true { sleep(1000) }
+        case "hang-first":
+            // The marker makes later copies (after the daemon ended the hung one) answer.
+            let marker = (log ?? "/tmp/lstestapp") + ".hung-\(getenv("LAUNCHSERVICES_BUNDLE_ID").map { String(cString: $0) } ?? "app")"
+            let fd = Glibc.open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { return true }
+            Glibc.close(fd)
             while true { sleep(1000) }
         case "exit":
             exit(3)
@@ -104,6 +120,7 @@ class TestDelegate {
         return behavior.act(what, phase: phase)
     }
     func deliver(_ method: String, _ url: ParsedURL, _ source: String?, warning: String? = nil) -> Bool {
+        if behavior.openDelay > 0 { usleep(behavior.openDelay * 1000) }
         behavior.record("\(method) url=\(url) source=\(source ?? "nil") host=\(url.host ?? "nil") query=\(url.query ?? "nil") fragment=\(url.fragment ?? "nil")" + (warning.map { " warning=\($0)" } ?? ""))
         return behavior.act(behavior.open, phase: method)
     }
@@ -141,6 +158,10 @@ extension ApplicationDelegate where Self: TestDelegate {
             } catch {
                 behavior.record("claimDefault \(scheme) -> \(error.code.rawValue)")
             }
+        }
+        if let command = behavior.childRun {
+            let status = system(command)
+            behavior.record("childRun -> \(status == -1 ? -1 : (status >> 8) & 0xFF)")
         }
         return launchMethod("didFinishLaunching", behavior.didFinish, options)
     }

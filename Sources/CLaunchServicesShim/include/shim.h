@@ -21,10 +21,13 @@ int ls_pidfd_open(pid_t pid);
 /// `signaled` when it has exited, 0 when it still runs, -1 on error.
 int ls_pidfd_reap(int pidfd, int *code, int *signaled);
 
-/// posix_spawn of `path` with `child_fd` as the child's fd 3, every other descriptor above
-/// 2 closed (closefrom), the signal mask cleared and default signal dispositions restored.
-/// Returns 0 and the pid, or an errno value.
-int ls_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd);
+/// Starts an app: `path` with `child_fd` as its fd 3, every other descriptor above 2
+/// closed, the signal mask cleared, default dispositions restored, and, before exec,
+/// PR_SET_PDEATHSIG set to SIGKILL (the child exits at once if the caller's process is
+/// already gone). The death signal fires when the *thread* that called this exits, so call
+/// it from a thread that lives as long as the process. Returns 0 and the pid, or an errno
+/// value (a failed exec included: the child is reaped).
+int ls_spawn_app(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd);
 
 /// posix_spawn of `path` with `in_fd`, `out_fd` and `err_fd` as its stdin, stdout and stderr
 /// and every other descriptor closed (closefrom 3). Returns 0 and the pid, or an errno value.

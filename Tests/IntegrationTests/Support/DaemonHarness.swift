@@ -88,9 +88,9 @@ final class DaemonHarness: @unchecked Sendable {
 
     static func binary(_ name: String) -> String { binDirectory + "/" + name }
 
-    /// Puts the built executable `name` at `path` inside a bundle: a hard link (no copy, same
-    /// file), or a copy across file systems. Not a symbolic link: the daemon refuses an
-    /// executable that resolves outside its bundle.
+    /// Puts a built executable into a bundle as a real file: a hard link (cheap), or a copy
+    /// across file systems. A symbolic link would point out of the bundle, which the daemon
+    /// refuses (an app's executable must live inside its bundle).
     static func placeExecutable(_ name: String, at path: String) throws {
         try? FileManager.default.removeItem(atPath: path)
         if link(binary(name), path) != 0 {
@@ -124,9 +124,9 @@ final class DaemonHarness: @unchecked Sendable {
         try waitUntilServing()
     }
 
-    /// Writes one bundle into the apps folder.
-    func install(_ app: TestApp) throws {
-        let bundle = appsFolder + "/" + app.folder + ".app"
+    /// Writes one bundle into the apps folder (or into `folder`, another apps folder).
+    func install(_ app: TestApp, in folder: String? = nil) throws {
+        let bundle = (folder ?? appsFolder) + "/" + app.folder + ".app"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         try app.plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
         if FileManager.default.fileExists(atPath: Self.binary(app.executable)) {

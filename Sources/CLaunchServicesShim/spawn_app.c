@@ -1,0 +1,121 @@
+#define _GNU_SOURCE
+#include "shim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+/* Why not posix_spawn: the death signal must be armed in the child before exec, and
+ * posix_spawn has no way to call prctl there. An app that is suspended (SIGSTOP) or has not
+ * yet reached its own runtime must still die with the daemon, so the signal is set before
+ * the app's first instruction runs, and it is SIGKILL, the one a stopped process cannot
+ * leave pending. */
+
+/* What the child needs, and where it reports a failed exec: with CLONE_VM the child writes
+ * into the parent's memory, and CLONE_VFORK holds the parent until the child has exec'd or
+ * exited, so `error` is final when clone returns. */
+struct ls_app_spawn {
+    const char *path;
+    char *const *argv;
+    char *const *envp;
+    int child_fd;
+    pid_t parent;
+    volatile int error;
+};
+
+/* Closes every descriptor from `lowest` up. close_range needs Linux 5.9; older kernels get
+ * a loop up to the descriptor limit. */
+static void ls_close_from(int lowest) {
+    if (syscall(SYS_close_range, (unsigned)lowest, ~0U, 0) == 0) return;
+    struct rlimit limit;
+    long highest = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < (1 << 20)) {
+        highest = (long)limit.rlim_cur;
+    }
+    for (long fd = lowest; fd < highest; fd++) close((int)fd);
+}
+
+/* The child, between clone and execve. It shares the daemon's memory, so it makes only
+ * system calls (async-signal-safe) and never returns: on failure it records errno and
+ * _exits. */
+static int ls_app_child(void *context) {
+    struct ls_app_spawn *spawn = context;
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+        spawn->error = errno;
+        _exit(127);
+    }
+    /* The daemon may have died before prctl: then the signal would never come. */
+    if (getppid() != spawn->parent) {
+        spawn->error = ESRCH;
+        _exit(127);
+    }
+    /* Every disposition back to its default (NIO ignores SIGPIPE; a handler of the daemon
+     * must never run here, on memory the daemon shares) while all signals are still
+     * blocked. glibc refuses its internal signals with EINVAL, which is fine. */
+    struct sigaction standard;
+    memset(&standard, 0, sizeof(standard));
+    standard.sa_handler = SIG_DFL;
+    sigemptyset(&standard.sa_mask);
+    for (int sig = 1; sig < _NSIG; sig++) {
+        if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &standard, NULL);
+    }
+    int fd = spawn->child_fd;
+    if (fd == 3) {
+        /* dup2 onto itself would keep FD_CLOEXEC (the socketpair is made CLOEXEC). */
+        if (fcntl(3, F_SETFD, 0) != 0) {
+            spawn->error = errno;
+            _exit(127);
+        }
+    } else if (fd >= 0 && dup2(fd, 3) != 3) {
+        spawn->error = errno;
+        _exit(127);
+    }
+    ls_close_from(fd >= 0 ? 4 : 3);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(spawn->path, spawn->argv, spawn->envp);
+    spawn->error = errno;
+    _exit(127);
+}
+
+int ls_spawn_app(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd) {
+    /* The child's own stack: it runs while the calling thread waits inside clone, so it
+     * must not use that thread's stack. Exec or exit gives it back before munmap. */
+    const size_t stack_size = 256 * 1024;
+    void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) return errno;
+    struct ls_app_spawn spawn = {
+        .path = path, .argv = argv, .envp = envp, .child_fd = child_fd, .parent = getpid(), .error = 0,
+    };
+    /* Blocked until the child has reset its dispositions, so no handler of the daemon runs
+     * in the child. */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    pid_t child = clone(ls_app_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &spawn);
+    int clone_error = child < 0 ? errno : 0;
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    munmap(stack, stack_size);
+    if (child < 0) return clone_error;
+    if (spawn.error != 0) {
+        /* The child has already exited (CLONE_VFORK): this reaps it without waiting. */
+        int status;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+        return spawn.error;
+    }
+    *pid = child;
+    return 0;
+}

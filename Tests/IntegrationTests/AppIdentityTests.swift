@@ -1,0 +1,75 @@
+import Foundation
+import LaunchServicesClient
+import LaunchServicesProtocol
+import Testing
+
+/// A process an app starts speaks as that app, never as the user; a process checking in
+/// by hand must run an executable inside the bundle it names; apps learn only the schemes
+/// their LSApplicationQueriesSchemes allow.
+@Suite("App identity")
+struct AppIdentityTests {
+    @Test("an app's child process cannot set a default, register or unregister; its queries are filtered")
+    func childSpeaksAsApp() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("lsid-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let lsctl = DaemonHarness.binary("lsctl")
+        let rogue = out + "/rogue.app"
+        try FileManager.default.createDirectory(atPath: rogue, withIntermediateDirectories: true)
+        try TestApp.test("rogue", schemes: ["victim"]).plist.write(toFile: rogue + "/Info.plist", atomically: true, encoding: .utf8)
+        try DaemonHarness.placeExecutable("lstestapp", at: rogue + "/lstestapp")
+        // One line (the behaviour file is one argument per line); each step records its status.
+        let script = [
+            "\(lsctl) default victim test.zevil >\(out)/default.out 2>&1; echo default $? >>\(out)/status",
+            "\(lsctl) register \(rogue) >\(out)/register.out 2>&1; echo register $? >>\(out)/status",
+            "\(lsctl) unregister test.victim >\(out)/unregister.out 2>&1; echo unregister $? >>\(out)/status",
+            "\(lsctl) schemes --json >\(out)/schemes.json 2>&1",
+            "\(lsctl) running --json >\(out)/running.json 2>&1",
+        ].joined(separator: "; ")
+        var evil = TestApp.test("zevil", schemes: ["zevil", "victim"], "--child-run=\(script)")
+        evil.queriesSchemes = ["alpha"]
+        let h = try DaemonHarness(apps: [.test("victim"), .test("alpha"), .test("beta"), evil])
+        defer { h.stop() }
+        #expect(try h.lsopen("beta:1").status == 0, "beta runs, so it could be listed as running")
+        #expect(try h.lsopen("zevil:go").status == 0)
+        try h.eventually("the child's commands ran") { h.eventNames().contains { $0.hasPrefix("childRun -> ") } }
+
+        let statuses = (try? String(contentsOfFile: out + "/status", encoding: .utf8)) ?? ""
+        #expect(statuses == "default 1\nregister 1\nunregister 1\n", "every command refused: \(statuses)")
+        for step in ["default", "register", "unregister"] {
+            let text = (try? String(contentsOfFile: out + "/\(step).out", encoding: .utf8)) ?? ""
+            #expect(text.contains("test.zevil is an app"), "\(step): \(text)")
+        }
+        let schemes = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/schemes.json"))) as? [[String: Any]]
+        #expect(schemes?.compactMap { $0["scheme"] as? String } == ["alpha"], "only the queryable scheme: \(String(describing: schemes))")
+        let running = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/running.json"))) as? [[String: Any]]
+        #expect(running?.compactMap { $0["id"] as? String } == ["test.zevil"], "not beta: \(String(describing: running))")
+
+        // Nothing changed for the user.
+        let explain = try h.lsctl("explain", "victim:x", "--json")
+        #expect(explain.json?["app"] as? String == "test.victim", "\(explain.stdout)")
+        #expect(explain.json?["userDefault"] == nil || explain.json?["userDefault"] is NSNull)
+        #expect(!(try h.lsctl("apps", "--json").stdout.contains("test.rogue")))
+        #expect(try h.lsopen("victim:x").status == 0)
+    }
+
+    @Test("a hand-started process whose bundle executable is a symbolic link out of the bundle is refused")
+    func symlinkedExecutableRefused() throws {
+        let h = try DaemonHarness(apps: [])
+        defer { h.stop() }
+        let bundle = h.root + "/elsewhere/fake.app"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        try TestApp.test("fake").plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: bundle + "/lstestapp", withDestinationPath: DaemonHarness.binary("lstestapp"))
+        var environment = ProcessInfo.processInfo.environment
+        environment["LAUNCHSERVICES_SOCKET"] = h.socket
+        environment["LAUNCHSERVICES_APP_FD"] = nil
+        let app = try ChildProcess(bundle + "/lstestapp", ["--log=\(h.eventLog)"], environment: environment,
+                                   stdout: h.root + "/byhand.log", stderr: h.root + "/byhand.log")
+        defer { app.stop() }
+        try h.eventually("the refused app exits") { !isAlive(app.pid) }
+        let said = (try? String(contentsOfFile: h.root + "/byhand.log", encoding: .utf8)) ?? ""
+        #expect(said.contains("which is not inside \(bundle)"), "\(said)")
+        #expect(!(try h.lsctl("apps", "--json").stdout.contains("test.fake")), "nothing was registered")
+    }
+}
