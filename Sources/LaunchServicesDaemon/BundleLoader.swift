@@ -2,8 +2,10 @@ import Foundation
 import LaunchServicesCore
 
 /// Finds and reads app bundles: any folder holding an `Info.plist`, directly inside one of
-/// the apps folders. The plist is decoded with Foundation's `PropertyListDecoder` (XML or
-/// binary), validated by the core, and the executable is checked to exist and be runnable.
+/// the apps folders. The plist is read with a bound (`InfoPlistFile`), checked for size and
+/// nesting (`PropertyListBounds`) before Foundation's `PropertyListDecoder` (XML or binary)
+/// sees it, validated by the core, and the executable is checked to be a runnable file
+/// inside the bundle.
 public enum BundleLoader {
     public struct ScanResult: Sendable {
         public var bundles: [AppBundle] = []
@@ -38,15 +40,19 @@ public enum BundleLoader {
         return result
     }
 
-    /// Reads and validates one bundle folder.
-    public static func load(bundleAt path: String) throws(BundleError) -> AppBundle {
-        let plistPath = path + "/Info.plist"
-        guard let data = FileManager.default.contents(atPath: plistPath) else {
-            throw BundleError(path: path, key: nil, problem: "has no readable Info.plist")
+    /// Reads and validates one bundle folder, given by its absolute path. The bundle's path
+    /// is made canonical (symbolic links, `.` and `..` resolved), so one bundle has one path.
+    public static func load(bundleAt given: String, limits: PropertyListLimits = .infoPlist) throws(BundleError) -> AppBundle {
+        let path = try BundlePath.canonical(given)
+        let bytes = try InfoPlistFile.read(bundle: path, limit: limits.maximumSize)
+        do {
+            try PropertyListBounds.check(bytes, limits: limits)
+        } catch {
+            throw BundleError(path: path, key: nil, problem: "Info.plist \(error)")
         }
         let plist: InfoPlist
         do {
-            plist = try PropertyListDecoder().decode(InfoPlist.self, from: data)
+            plist = try PropertyListDecoder().decode(InfoPlist.self, from: Data(bytes))
         } catch let DecodingError.typeMismatch(_, context) where context.codingPath.isEmpty {
             throw BundleError(path: path, key: nil, problem: "Info.plist must hold a dictionary at its top level (<dict> with CFBundleIdentifier, CFBundleExecutable, …)")
         } catch let DecodingError.typeMismatch(type, context) {
@@ -57,18 +63,7 @@ public enum BundleLoader {
             throw BundleError(path: path, key: nil, problem: "Info.plist is not a valid property list: \(describe(error))")
         }
         let bundle = try AppBundle(validating: plist, path: path)
-        let executable = bundle.executablePath
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: executable, isDirectory: &isFolder) else {
-            throw BundleError(path: path, key: "CFBundleExecutable", problem: "names '\(bundle.executable)', which does not exist in the bundle")
-        }
-        // A folder passes access(X_OK) (search permission), so check the kind first.
-        guard !isFolder.boolValue else {
-            throw BundleError(path: path, key: "CFBundleExecutable", problem: "names '\(bundle.executable)', which is a folder, not an executable file")
-        }
-        guard access(executable, X_OK) == 0 else {
-            throw BundleError(path: path, key: "CFBundleExecutable", problem: "names '\(bundle.executable)', which is not executable (chmod +x it)")
-        }
+        try BundlePath.checkExecutable(of: bundle)
         return bundle
     }
 

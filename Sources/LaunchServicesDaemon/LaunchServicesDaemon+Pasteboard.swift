@@ -38,6 +38,12 @@ extension LaunchServicesDaemon {
     func pasteboard(_ request: PasteboardRequest, from connection: ClientConnection, proof: PasswordProof = .none) -> Message {
         loop.assertInEventLoop()
         for item in request.items where request.operation == .copy && PasteboardType.conforms(item.type, to: PasteboardType.json) {
+            // JSONSerialization recurses per level: nesting is bounded before it parses.
+            do {
+                try JSONDepth.check(item.data)
+            } catch {
+                return .failure(OpenError(.invalidRequest, "the \(item.type) item for pasteboard '\(request.name ?? Pasteboards.general)' \(error); copy it as \(PasteboardType.plainText) or flatten it"))
+            }
             guard (try? JSONSerialization.jsonObject(with: Data(item.data), options: [.fragmentsAllowed])) != nil else {
                 return .failure(OpenError(.invalidRequest, "the \(item.type) item for pasteboard '\(request.name ?? Pasteboards.general)' is not valid JSON; copy it as \(PasteboardType.plainText) or fix it"))
             }

@@ -263,3 +263,97 @@ struct BundleLoaderFolderTests {
         }
     }
 }
+
+/// `BundleLoader.load` against hostile bundles: what anyone who can write into an apps folder
+/// or run `lsctl register` could put there must be refused with a named error, never crash or
+/// hang the daemon.
+@Suite("BundleLoader: hostile bundles")
+struct BundleLoaderHostileTests {
+    let helper = BundleLoaderFolderTests()
+
+    func loadError(_ path: String) -> BundleError? { helper.loadError(path) }
+
+    @Test("an Info.plist nested 10,000 levels deep is refused before Foundation parses it", arguments: ["<array>", "<dict><key>k</key>"])
+    func deepPlist(open: String) throws {
+        let close = open == "<array>" ? "</array>" : "</dict>"
+        try withTemporaryFolder { root in
+            let deep = String(repeating: open, count: 10_000) + "<true/>" + String(repeating: close, count: 10_000)
+            let path = try helper.makeBundle(at: root + "/Deep.app", plist: BundleLoaderFolderTests.plist(extra: "<key>Deep</key>" + deep))
+            let error = try #require(loadError(path))
+            #expect(error == BundleError(path: path, key: nil, problem: "Info.plist \(PropertyListBoundsError.tooDeep(limit: 32))"))
+            #expect(error.description.contains("nesting depth > 32"), "\(error)")
+        }
+    }
+
+    @Test("an Info.plist over the size limit is refused, naming the file, its size and the limit")
+    func hugePlist() throws {
+        try withTemporaryFolder { root in
+            let padding = String(repeating: " ", count: 2 << 20)
+            let path = try helper.makeBundle(at: root + "/Huge.app", plist: BundleLoaderFolderTests.plist() + padding)
+            let size = try FileManager.default.attributesOfItem(atPath: path + "/Info.plist")[.size] as! Int
+            let error = try #require(loadError(path))
+            #expect(error.path == path)
+            #expect(error.problem == "Info.plist is \(size) bytes, more than the limit of \(1 << 20) bytes; keep only the keys Launch Services reads (real Info.plists are a few KB)", "\(error)")
+            // A smaller limit applies the same way, through the bounded read.
+            let small = try helper.makeBundle(at: root + "/Small.app", plist: BundleLoaderFolderTests.plist())
+            let limits = PropertyListLimits(maximumSize: 100, maximumDepth: 32, maximumObjects: 1_000)
+            #expect(throws: BundleError.self) { try BundleLoader.load(bundleAt: small, limits: limits) }
+        }
+    }
+
+    @Test("a FIFO, a folder or a device named Info.plist is refused at once", .timeLimit(.minutes(1)))
+    func specialInfoPlist() throws {
+        try withTemporaryFolder { root in
+            let fifo = root + "/Fifo.app"
+            try FileManager.default.createDirectory(atPath: fifo, withIntermediateDirectories: true)
+            #expect(mkfifo(fifo + "/Info.plist", 0o644) == 0)
+            #expect(loadError(fifo) == BundleError(path: fifo, key: nil, problem: "Info.plist is a FIFO, not a regular file; make it a plain file"))
+
+            let folder = root + "/Folder.app"
+            try FileManager.default.createDirectory(atPath: folder + "/Info.plist", withIntermediateDirectories: true)
+            #expect(loadError(folder)?.problem == "Info.plist is a folder, not a regular file; make it a plain file")
+
+            let device = root + "/Device.app"
+            try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
+            #expect(symlink("/dev/zero", device + "/Info.plist") == 0)
+            #expect(loadError(device)?.problem == "Info.plist is a device, not a regular file; make it a plain file")
+        }
+    }
+
+    @Test("an executable that is a symbolic link out of the bundle is refused; one inside is fine")
+    func executableOutsideBundle() throws {
+        try withTemporaryFolder { root in
+            let outside = try helper.makeBundle(at: root + "/Outside.app", plist: BundleLoaderFolderTests.plist(), executable: nil)
+            try writeFile("#!/bin/sh\n", to: root + "/elsewhere/tool")
+            #expect(chmod(root + "/elsewhere/tool", 0o755) == 0)
+            #expect(symlink(root + "/elsewhere/tool", outside + "/app") == 0)
+            let error = try #require(loadError(outside))
+            #expect(error == BundleError(path: outside, key: "CFBundleExecutable", problem: "names 'app', which resolves to \(root)/elsewhere/tool, outside the bundle; put the executable itself in the bundle folder"))
+
+            let relative = try helper.makeBundle(at: root + "/Relative.app", plist: BundleLoaderFolderTests.plist(), executable: nil)
+            #expect(symlink("../elsewhere/tool", relative + "/app") == 0)
+            #expect(loadError(relative)?.key == "CFBundleExecutable")
+
+            let inside = try helper.makeBundle(at: root + "/Inside.app", plist: BundleLoaderFolderTests.plist(), executable: "real")
+            #expect(symlink("real", inside + "/app") == 0)
+            #expect(loadError(inside) == nil)
+        }
+    }
+
+    @Test("bundle paths are made canonical; relative paths are refused")
+    func canonicalPaths() throws {
+        try withTemporaryFolder { root in
+            let real = try helper.makeBundle(at: root + "/apps/Demo.app", plist: BundleLoaderFolderTests.plist())
+            try FileManager.default.createDirectory(atPath: root + "/other", withIntermediateDirectories: true)
+            #expect(try BundleLoader.load(bundleAt: root + "/other/../apps/./Demo.app").path == real)
+            #expect(try BundleLoader.load(bundleAt: real + "/").path == real)
+            #expect(symlink(root + "/apps", root + "/link") == 0)
+            let viaLink = try BundleLoader.load(bundleAt: root + "/link/Demo.app")
+            #expect(viaLink.path == real)
+            #expect(viaLink.executablePath == real + "/app")
+            #expect(loadError("apps/Demo.app") == BundleError(path: "apps/Demo.app", key: nil, problem: "is not an absolute path; give the bundle folder's full path"))
+            #expect(loadError(root + "/apps/Missing.app")?.problem == "has no readable Info.plist: the folder does not exist")
+            #expect(loadError(real + "/Info.plist")?.problem == "is not a folder; a bundle is a folder holding Info.plist and the executable")
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import LaunchServicesCore
+import LaunchServicesProtocol
+
+/// What each fuzz target feeds its input to. A target crashes (and libFuzzer reports it)
+/// when a parser crashes, or when a property that must hold for every input fails: decoding
+/// what was encoded gives the same value back, and a parsed value re-parses to itself.
+enum FuzzTarget: String, CaseIterable {
+    /// Frame length prefix, then envelope decoding; re-encoding a decoded envelope decodes to it.
+    case frame
+    /// The Info.plist reader: the bounds check, then PropertyListDecoder and validation.
+    case plist
+    /// ParsedURL, URLScheme and percent-encoding.
+    case url
+    /// x-callback-url requests: parse, build, replies.
+    case xcallback
+    /// The JSON nesting pre-check.
+    case json
+
+    func run(_ bytes: [UInt8]) {
+        switch self {
+        case .frame: Self.frame(bytes)
+        case .plist: Self.plist(bytes)
+        case .url: Self.url(String(decoding: bytes, as: UTF8.self))
+        case .xcallback: Self.xcallback(String(decoding: bytes, as: UTF8.self))
+        case .json: _ = try? JSONDepth.check(bytes, limit: 64)
+        }
+    }
+
+    static func frame(_ bytes: [UInt8]) {
+        let length = try? bytes.withUnsafeBytes { (raw) throws(WireError) in try Frame.declaredLength(raw, limit: Frame.defaultMaximumLength) }
+        if let length = length ?? nil, bytes.count >= Frame.headerLength + length {
+            _ = try? Envelope.decode(Array(bytes[Frame.headerLength ..< Frame.headerLength + length]))
+        }
+        guard let envelope = try? Envelope.decode(bytes) else { return }
+        let again = Array(Frame.encode(envelope).dropFirst(Frame.headerLength))
+        guard let decoded = try? Envelope.decode(again) else { fatalError("a re-encoded envelope does not decode: \(envelope)") }
+        // NaN is not equal to itself; its rendering is.
+        guard decoded == envelope || "\(decoded)" == "\(envelope)" else { fatalError("round trip changed \(envelope) into \(decoded)") }
+    }
+
+    static func plist(_ bytes: [UInt8]) {
+        guard (try? PropertyListBounds.check(bytes)) != nil else { return }
+        guard let plist = try? PropertyListDecoder().decode(InfoPlist.self, from: Data(bytes)) else { return }
+        _ = try? AppBundle(validating: plist, path: "/fuzz/App.app")
+    }
+
+    static func url(_ text: String) {
+        let prefix = String(text.prefix { $0 != ":" })
+        if let scheme = try? URLScheme(validating: prefix) {
+            guard (try? URLScheme(validating: scheme.normalized)) == scheme else { fatalError("scheme \(scheme) does not re-validate to itself") }
+        }
+        guard PercentEncoding.decode(PercentEncoding.encodeComponent(text)) == text else { fatalError("percent-encoding does not round-trip \(text.debugDescription)") }
+        guard let url = try? ParsedURL(text) else { return }
+        _ = (url.host, url.port, url.path, url.query, url.fragment, url.queryItems(), url.queryItems(plusAsSpace: true))
+        guard (try? ParsedURL(url.string)) == url else { fatalError("\(text.debugDescription) does not re-parse to itself") }
+    }
+
+    static func xcallback(_ text: String) {
+        guard let url = try? ParsedURL(text), let request = try? XCallbackRequest(url) else { return }
+        _ = (request.successReply([QueryItem(name: "r", value: "v")]), request.errorReply(code: "1", message: "m"), request.cancelReply)
+        let built = request.url
+        guard built.utf8.count <= ParsedURL.maximumLength else { return }
+        guard let reparsed = try? ParsedURL(built), let again = try? XCallbackRequest(reparsed) else { fatalError("built URL \(built.debugDescription) does not parse") }
+        guard again == request else { fatalError("x-callback round trip changed \(request) into \(again) via \(built.debugDescription)") }
+    }
+}
