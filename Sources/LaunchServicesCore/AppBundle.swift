@@ -45,6 +45,7 @@ public struct AppBundle: Hashable, Sendable {
             throw BundleError(path: path, key: "CFBundleExecutable", problem: "'\(executable)' must be a file name inside the bundle folder, without '/'")
         }
         var schemes: [URLScheme] = []
+        var seen: Set<URLScheme> = []
         for (index, type) in (plist.urlTypes ?? []).enumerated() {
             guard let declared = type.schemes, !declared.isEmpty else {
                 throw BundleError(path: path, key: "CFBundleURLTypes[\(index)].CFBundleURLSchemes", problem: "is missing or empty; list at least one scheme")
@@ -59,7 +60,8 @@ public struct AppBundle: Hashable, Sendable {
                 guard scheme != CallbackAddress.scheme else {
                     throw BundleError(path: path, key: "CFBundleURLTypes[\(index)].CFBundleURLSchemes", problem: "declares '\(text)', which launchservicesd keeps for lsopen --wait callbacks; choose another scheme")
                 }
-                if !schemes.contains(scheme) { schemes.append(scheme) }
+                // A set beside the list: a 1 MiB plist can declare tens of thousands of schemes.
+                if seen.insert(scheme).inserted { schemes.append(scheme) }
             }
         }
         let queries = plist.queriesSchemes ?? []

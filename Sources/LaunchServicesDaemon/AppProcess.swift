@@ -70,6 +70,13 @@ public struct AppLauncher: Sendable {
     /// calls this on its event loop thread, which ends only after shutdown has waited for
     /// (or killed) every app.
     public func spawn(_ bundle: AppBundle) throws(SpawnError) -> AppProcess {
+        // Checked again at each launch: the file may have been replaced since registration
+        // (by a symbolic link out of the bundle, say).
+        do {
+            try BundlePath.checkExecutable(of: bundle)
+        } catch {
+            throw SpawnError(description: error.description)
+        }
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
             throw SpawnError(description: "socketpair failed: \(String(cString: strerror(errno)))")

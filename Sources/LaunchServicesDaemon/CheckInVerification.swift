@@ -21,10 +21,10 @@ enum CheckInVerification {
         guard bundlePath.hasPrefix("/") else {
             throw Refusal(code: .invalidRequest, message: "the bundle path '\(bundlePath)' is not absolute")
         }
-        guard let running = realPath("/proc/\(pid)/exe") else {
+        guard let running = BundlePath.resolve("/proc/\(pid)/exe") else {
             throw Refusal(code: .notPermitted, message: "the executable of process \(pid) cannot be read")
         }
-        guard let folder = realPath(bundlePath) else {
+        guard let folder = BundlePath.resolve(bundlePath) else {
             throw Refusal(code: .invalidRequest, message: "the bundle folder \(bundlePath) does not exist")
         }
         guard running.hasPrefix(folder + "/") else {
@@ -36,17 +36,10 @@ enum CheckInVerification {
         } catch {
             throw Refusal(code: .invalidRequest, message: "cannot check in: \(error)")
         }
-        let expected = realPath(bundle.executablePath)
+        let expected = BundlePath.resolve(bundle.executablePath)
         guard expected == running else {
             throw Refusal(code: .notPermitted, message: "process \(pid) runs \(running), not \(bundle.executablePath) (which resolves to \(expected ?? "nothing")): it cannot check in as \(bundle.id)")
         }
         return bundle
-    }
-
-    /// The canonical path (absolute, every symbolic link resolved), or `nil`.
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 }

@@ -48,12 +48,8 @@ extension LaunchServicesDaemon {
             return done(.failure(OpenError(.invalidRequest, "cannot register '\(path)': give the bundle folder's absolute path")))
         }
         fileQueue.async { [self] in
-            let loaded = Result { () throws(BundleError) -> AppBundle in
-                guard let canonical = CheckInVerification.realPath(path) else {
-                    throw BundleError(path: path, key: nil, problem: "does not exist, so it has no readable Info.plist")
-                }
-                return try BundleLoader.load(bundleAt: canonical)
-            }
+            // BundleLoader makes the path canonical and bounds what it reads.
+            let loaded = Result { () throws(BundleError) -> AppBundle in try BundleLoader.load(bundleAt: path) }
             loop.execute { [self] in
                 switch loaded {
                 case .failure(let error):

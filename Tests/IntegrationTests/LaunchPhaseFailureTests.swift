@@ -135,7 +135,14 @@ struct LaunchPhaseFailureTests {
         let r = try h.lsopen("--json", "broken:x")
         #expect(r.status == 68)
         #expect(r.errorCode == "launchFailed")
-        #expect(r.errorMessage?.contains("Permission denied") == true, "\(r.errorMessage ?? "")")
+        #expect(r.errorMessage?.contains("is not executable") == true, "\(r.errorMessage ?? "")")
+        // Replaced by a symbolic link out of the bundle: refused at launch, not run.
+        try FileManager.default.removeItem(atPath: executable)
+        try FileManager.default.createSymbolicLink(atPath: executable, withDestinationPath: DaemonHarness.binary("lstestapp"))
+        let escaped = try h.lsopen("--json", "broken:y")
+        #expect(escaped.errorCode == "launchFailed")
+        #expect(escaped.errorMessage?.contains("outside the bundle") == true, "\(escaped.errorMessage ?? "")")
+        #expect(h.appPIDs.isEmpty, "nothing was started")
     }
 
     @Test("queued opens behind a hung launch are each answered")
