@@ -2,7 +2,7 @@
 import PackageDescription
 
 /// App executables are what a cold open pays to start, so they link the Swift runtime
-/// statically (ENGINEERING.md: 2.5 ms instead of 4.9 ms) and keep Foundation out. (The CLIs
+/// statically (measured here: 2.5 ms to start instead of 4.9 ms) and keep Foundation out. (The CLIs
 /// cannot link this way: ArgumentParser brings Foundation, which `-static-stdlib` alone
 /// does not link.)
 let staticApp: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
@@ -95,7 +95,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Demo apps (SPEC §6) and the configurable test app.
+        // Demo apps (README) and the configurable test app.
         .executableTarget(name: "xyz", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/xyz", linkerSettings: staticApp),
         .executableTarget(name: "todolist", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/todolist", linkerSettings: staticApp),
         .executableTarget(name: "lstestapp", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/lstestapp", linkerSettings: staticApp),

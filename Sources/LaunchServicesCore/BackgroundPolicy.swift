@@ -1,4 +1,4 @@
-/// What happens to apps in the background (SPEC §3): after `suspendAfter` a background app
+/// What happens to apps in the background: after `suspendAfter` a background app
 /// is suspended (stopped, as iOS freezes it), and when more than `maximumLiveApps` are
 /// alive, the least recently used suspended app is terminated (iOS's memory-pressure kill).
 public struct BackgroundPolicy: Sendable, Equatable {

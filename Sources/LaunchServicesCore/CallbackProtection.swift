@@ -1,4 +1,4 @@
-/// Keeps a caller from sending control to a third app (SPEC §4; the seed: "should the
+/// Keeps a caller from sending control to a third app (the iOS URL-scheme write-ups warn: "should the
 /// calling client lie … control may be transferred to a third application").
 ///
 /// Two moments are checked, with the same rule — a callback may only go to the app that

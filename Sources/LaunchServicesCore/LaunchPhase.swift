@@ -21,7 +21,7 @@ public enum AppNotification: String, Sendable, CaseIterable, Codable {
     case willEnterForeground
 }
 
-/// The states SPEC §3 names. One app at a time is frontmost (active).
+/// The lifecycle states of an app, as on iOS. One app at a time is frontmost (active).
 public enum AppState: String, Sendable, CaseIterable, Codable {
     case notRunning
     case launching

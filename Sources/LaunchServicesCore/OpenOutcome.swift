@@ -1,4 +1,4 @@
-/// The stable error codes an open can end with (SPEC §2). Raw values are the `error.code`
+/// The stable error codes an open can end with. Raw values are the `error.code`
 /// strings of `lsopen --json` and the wire protocol; never rename one.
 public enum OpenErrorCode: String, Sendable, CaseIterable, Codable {
     case invalidURL

@@ -1,4 +1,4 @@
-/// One pasteboard: its items, change count and the rules its writer set (SPEC §5).
+/// One pasteboard: its items, change count and the rules its writer set.
 public struct Pasteboard: Sendable, Equatable {
     public var name: String
     public var items: [PasteboardItem]

@@ -13,9 +13,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var connectionLimits = ConnectionLimits()
     /// How long apps get to exit after their connection closes at shutdown, before SIGKILL.
     public var shutdownGrace: Duration
-    /// When background apps are suspended, and how many apps may live at once (SPEC §3).
+    /// When background apps are suspended, and how many apps may live at once.
     public var background = BackgroundPolicy()
-    /// What happens to a callback that would not return to its caller (SPEC §4).
+    /// What happens to a callback that would not return to its caller.
     public var callbackPolicy: CallbackPolicy = .refuse
     /// How much the pasteboards may hold.
     public var pasteboardLimits = PasteboardLimits()

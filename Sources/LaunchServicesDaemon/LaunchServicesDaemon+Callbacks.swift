@@ -9,7 +9,7 @@ struct CallbackReservation {
     let id: UInt32
 }
 
-/// Returning control (SPEC §4): checking the callbacks a request names, and delivering
+/// Returning control (x-callback-url): checking the callbacks a request names, and delivering
 /// callbacks to callers that own no scheme (`lsopen --wait`).
 extension LaunchServicesDaemon {
     /// Reserves `x-lsopen-callback://TOKEN` for this connection. The token is 128 random

@@ -4,7 +4,7 @@ import LaunchServicesProtocol
 import Logging
 import NIOCore
 
-/// The pasteboards (SPEC §5): the pure rules live in `Pasteboards`; here they meet the clock,
+/// The pasteboards: the pure rules live in `Pasteboards`; here they meet the clock,
 /// JSON validation, the password hasher and the store. A change is saved before it is
 /// answered and before it takes effect in memory, so a failed save changes nothing.
 /// Password hashes and checks run on `PasteboardTraffic`'s thread, never on the loop.

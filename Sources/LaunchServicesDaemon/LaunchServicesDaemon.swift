@@ -53,7 +53,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private var graceTasks: [String: Scheduled<Void>] = [:]
     private var unflushed: [ObjectIdentifier: Channel] = [:]
     private var deniedQueries: Set<String> = []
-    /// The pasteboards (SPEC §5) and where persistent ones are kept.
+    /// The pasteboards and where persistent ones are kept.
     var pasteboards = Pasteboards()
     var pasteboardStore: PasteboardStore?
     let pasteboardTraffic = PasteboardTraffic()

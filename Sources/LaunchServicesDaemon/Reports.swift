@@ -11,7 +11,7 @@ struct StatusReport: Encodable {
     var appsRegistered: Int
     var schemesRegistered: Int
     var appsRunning: Int
-    /// Of the running apps, those suspended in the background (SPEC §3).
+    /// Of the running apps, those suspended in the background.
     var appsSuspended: Int
     var opensServed: Int
     /// Pasteboards holding items, and how many of those are kept across restarts.

@@ -1,7 +1,7 @@
 import LaunchServicesCore
 
 /// Who is on the other end of a connection, as declared in its hello. The daemon decides
-/// the identity itself (SPEC §2: never the caller's own claim); the role only says which
+/// the identity itself (never the caller's own claim); the role only says which
 /// half of the protocol the peer speaks.
 public enum PeerRole: String, Sendable, Equatable {
     /// A tool such as `lsopen` or `lsctl`, or any program asking for opens.

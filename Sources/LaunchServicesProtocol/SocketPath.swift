@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// Where the daemon listens (SPEC §9): `$LAUNCHSERVICES_SOCKET`, else
+/// Where the daemon listens: `$LAUNCHSERVICES_SOCKET`, else
 /// `$XDG_RUNTIME_DIR/launchservices/socket`, else `/tmp/launchservices-UID/socket`.
 /// Every tool, the app runtime and the daemon use this one function.
 public enum SocketPath {

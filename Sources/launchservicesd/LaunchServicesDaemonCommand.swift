@@ -7,7 +7,7 @@ import Logging
 import NIOPosix
 import ServiceLifecycle
 
-/// `launchservicesd [--socket PATH] [--apps DIR …] [--state DIR] [--config FILE]` (SPEC §9).
+/// `launchservicesd [--socket PATH] [--apps DIR …] [--state DIR] [--config FILE]`.
 @main
 struct LaunchServicesDaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// SPEC §3 with real processes: a background app is stopped after the grace, the next open
+/// Suspension with real processes: a background app is stopped after the grace, the next open
 /// resumes it, and past the live limit the least recently used suspended app is killed.
 @Suite("Background suspension")
 struct BackgroundLifecycleTests {

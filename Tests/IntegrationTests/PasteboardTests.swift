@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The daemon's pasteboards (SPEC §5) through the real `lsctl pasteboard` and shell pipes.
+/// The daemon's pasteboards through the real `lsctl pasteboard` and shell pipes.
 @Suite("Pasteboards")
 struct PasteboardTests {
     @Test("echo hi | lsctl pasteboard copy --name test1, then paste prints hi")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The seed scenarios (SPEC §6) with the demo apps as shipped: the lite-to-full migration,
+/// The seed scenarios (README: the demo apps) with the demo apps as shipped: the lite-to-full migration,
 /// the tweeter service and the paste service.
 @Suite("Seed scenarios")
 struct ScenarioAppTests {

@@ -65,7 +65,7 @@ struct SystemdUserServiceTests {
     }
 }
 
-/// A private `systemd --user` manager (ENGINEERING.md: how it runs where PID 1 is not systemd).
+/// A private `systemd --user` manager (started by the test where PID 1 is not systemd, as in CI).
 final class UserManager {
     let home: String
     let runtime: String

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Returning control (SPEC §4): `lsopen --wait`, the wordrev/schemedemo round trip, replies
+/// Returning control (x-callback-url): `lsopen --wait`, the wordrev/schemedemo round trip, replies
 /// of every kind, a callee that never calls back, and the protection against callbacks
 /// that would hand control to a third app. Real daemon, real demo apps, real `lsopen`.
 @Suite("x-callback-url and lsopen --wait")

@@ -1,7 +1,7 @@
 import LaunchServicesCore
 import Testing
 
-/// SPEC §3: background apps are suspended after a grace, resumed by the next open, and the
+/// Background apps are suspended after a grace, resumed by the next open, and the
 /// least recently used suspended app is terminated when too many are alive.
 @Suite("Background suspension and the live-app limit")
 struct BackgroundSuspensionTests {
