@@ -6,16 +6,6 @@ import Testing
 /// An app started by hand (not by the daemon) declares itself when it connects.
 @Suite("Apps started by hand")
 struct AppCheckInTests {
-    func startByHand(_ h: DaemonHarness, bundle: String) throws -> ChildProcess {
-        var environment = ProcessInfo.processInfo.environment
-        environment["LAUNCHSERVICES_SOCKET"] = h.socket
-        environment["LAUNCHSERVICES_APP_FD"] = nil
-        // The test app reads its behaviour file from the bundle the daemon names; by hand it
-        // gets the log path as an argument instead.
-        return try ChildProcess(bundle + "/lstestapp", ["--log=\(h.eventLog)"], environment: environment,
-                                stdout: h.root + "/byhand.log", stderr: h.root + "/byhand.log")
-    }
-
     @Test("a hand-started app checks in, is registered and persisted, and receives warm opens")
     func declaresItself() throws {
         let h = try DaemonHarness(apps: [])
@@ -25,7 +15,7 @@ struct AppCheckInTests {
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         try TestApp.test("handy").plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
         try DaemonHarness.placeExecutable("lstestapp", at: bundle + "/lstestapp")
-        let app = try startByHand(h, bundle: bundle)
+        let app = try h.startByHand(bundle: bundle)
         defer { app.stop() }
         try h.eventually("the app checks in") { try h.state(of: "test.handy") == "background" }
         let r = try h.lsopen("--json", "handy:hello")

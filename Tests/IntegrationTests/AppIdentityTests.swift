@@ -61,14 +61,10 @@ struct AppIdentityTests {
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         try TestApp.test("fake").plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: bundle + "/lstestapp", withDestinationPath: DaemonHarness.binary("lstestapp"))
-        var environment = ProcessInfo.processInfo.environment
-        environment["LAUNCHSERVICES_SOCKET"] = h.socket
-        environment["LAUNCHSERVICES_APP_FD"] = nil
-        let app = try ChildProcess(bundle + "/lstestapp", ["--log=\(h.eventLog)"], environment: environment,
-                                   stdout: h.root + "/byhand.log", stderr: h.root + "/byhand.log")
+        let app = try h.startByHand(bundle: bundle)
         defer { app.stop() }
         try h.eventually("the refused app exits") { !isAlive(app.pid) }
-        let said = (try? String(contentsOfFile: h.root + "/byhand.log", encoding: .utf8)) ?? ""
+        let said = h.byHandOutput
         #expect(said.contains("which is not inside \(bundle)"), "\(said)")
         #expect(!(try h.lsctl("apps", "--json").stdout.contains("test.fake")), "nothing was registered")
     }

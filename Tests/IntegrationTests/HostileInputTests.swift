@@ -76,13 +76,10 @@ struct HostileInputTests {
         #expect(error.code == .notPermitted, "\(error)")
         // The app itself (its executable is inside the bundle) gets past that check; its
         // plist is then refused by name.
-        var environment = ProcessInfo.processInfo.environment
-        environment["LAUNCHSERVICES_SOCKET"] = h.socket
-        environment["LAUNCHSERVICES_APP_FD"] = nil
-        let app = try ChildProcess(folder + "/lstestapp", [], environment: environment, stdout: h.root + "/deep.log", stderr: h.root + "/deep.log")
+        let app = try h.startByHand(bundle: folder)
         defer { app.stop() }
         try h.eventually("the refused app exits") { !isAlive(app.pid) }
-        let said = (try? String(contentsOfFile: h.root + "/deep.log", encoding: .utf8)) ?? ""
+        let said = h.byHandOutput
         #expect(said.contains("cannot check in") && said.contains("nest"), "\(said)")
         #expect(try h.lsopen("alpha:1").status == 0)
     }

@@ -228,6 +228,20 @@ final class DaemonHarness: @unchecked Sendable {
         try run("lsopen", arguments, timeout: timeout)
     }
 
+    /// Starts a bundle's `lstestapp` by hand (not through the daemon), as a user would run an
+    /// app from a shell: it has no fd 3, so it connects to the socket and checks in. Its
+    /// output goes to `root/byhand.log` (`byHandOutput`); by hand the test app gets the event
+    /// log as an argument instead of from its behaviour file.
+    func startByHand(bundle: String) throws -> ChildProcess {
+        var environment = ProcessInfo.processInfo.environment
+        environment["LAUNCHSERVICES_SOCKET"] = socket
+        environment["LAUNCHSERVICES_APP_FD"] = nil
+        return try ChildProcess(bundle + "/lstestapp", ["--log=\(eventLog)"], environment: environment,
+                                stdout: root + "/byhand.log", stderr: root + "/byhand.log")
+    }
+
+    var byHandOutput: String { (try? String(contentsOfFile: root + "/byhand.log", encoding: .utf8)) ?? "" }
+
     /// `lsctl running --json` as a list of dictionaries.
     func running() throws -> [[String: Any]] {
         let result = try run("lsctl", ["running", "--json"])
