@@ -28,30 +28,30 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     let loop: EventLoop
     let logger: Logger
     let launcher: AppLauncher
-    private let exitQueue = DispatchQueue(label: "launchservicesd.exits")
+    let exitQueue = DispatchQueue(label: "launchservicesd.exits")
     /// Where files a peer names are read (Info.plists), never on the event loop.
     let fileQueue = DispatchQueue(label: "launchservicesd.files")
-    private let started = NIODeadline.now()
+    let started = NIODeadline.now()
 
     var registry = Registry()
     var store: RegistryStore?
     var sources: [String: RegistryStore.Source] = [:]
-    private var loadErrors: [BundleError] = []
-    private var machine: LaunchStateMachine
-    private var connections: [ObjectIdentifier: ClientConnection] = [:]
+    var loadErrors: [BundleError] = []
+    var machine: LaunchStateMachine
+    var connections: [ObjectIdentifier: ClientConnection] = [:]
     /// Connections on the socket (not apps' launch connections), for `connections.maximumPerUser`.
-    private var socketConnections = 0
-    private var limitLog = LimitLog()
-    private var appConnections: [String: ClientConnection] = [:]
-    private var processes: [String: AppProcess] = [:]
-    private var appByPID: [Int32: String] = [:]
-    private var waiting: [UInt64: (connection: ClientConnection, id: UInt32)] = [:]
+    var socketConnections = 0
+    var limitLog = LimitLog()
+    var appConnections: [String: ClientConnection] = [:]
+    var processes: [String: AppProcess] = [:]
+    var appByPID: [Int32: String] = [:]
+    var waiting: [UInt64: (connection: ClientConnection, id: UInt32)] = [:]
     /// The scheme and the asking app of each open in flight, for the outcome's log entry
     /// (`URL_SCHEME`, `SOURCE_APPLICATION`). Never the whole URL: it may carry secrets.
-    private var inFlight: [UInt64: (scheme: URLScheme, source: String, url: String)] = [:]
+    var inFlight: [UInt64: (scheme: URLScheme, source: String, url: String)] = [:]
     private var deadlineTasks: [String: Scheduled<Void>] = [:]
     private var graceTasks: [String: Scheduled<Void>] = [:]
-    private var unflushed: [ObjectIdentifier: Channel] = [:]
+    var unflushed: [ObjectIdentifier: Channel] = [:]
     private var deniedQueries: Set<String> = []
     /// The pasteboards and where persistent ones are kept.
     var pasteboards = Pasteboards()
@@ -60,8 +60,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// Callback addresses reserved by callers that own no scheme (`lsopen --wait`), by token.
     var reservations: [String: CallbackReservation] = [:]
     private var nextRequestToken: UInt64 = 1
-    private var opensServed = 0
-    private var shuttingDown = false
+    var opensServed = 0
+    var shuttingDown = false
     private var serverChannel: Channel?
     private var allExited: EventLoopPromise<Void>?
     private var supervision: RepeatedTask?
@@ -80,7 +80,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background)
     }
 
-    private var now: UInt64 { NIODeadline.now().uptimeNanoseconds }
+    var now: UInt64 { NIODeadline.now().uptimeNanoseconds }
 
     // MARK: Start and stop
 
@@ -353,114 +353,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         logger.info("stopped")
     }
 
-    // MARK: Connections
-
-    func connectionOpened(channel: Channel, kind: ClientConnection.Kind, peer: (pid: Int32, uid: UInt32)?) -> ClientConnection? {
-        loop.assertInEventLoop()
-        let connection: ClientConnection
-        switch kind {
-        case .socket:
-            guard let peer else {
-                logger.warning("refused a connection whose peer credentials could not be read")
-                channel.close(promise: nil)
-                return nil
-            }
-            guard peer.uid == getuid() else {
-                logger.warning("refused a connection from uid \(peer.uid) (pid \(peer.pid)): only uid \(getuid()) may use this daemon")
-                Self.refuse(channel, with: OpenError(.notPermitted, "launchservicesd of uid \(getuid()) refuses peers of uid \(peer.uid)"))
-                return nil
-            }
-            let limits = configuration.connectionLimits
-            guard socketConnections < limits.maximumPerUser else {
-                limitReached(.connectionsPerUser, "uid \(peer.uid) holds \(socketConnections) connections; pid \(peer.pid) was refused")
-                Self.refuse(channel, with: OpenError(.unavailable, "launchservicesd already serves \(socketConnections) connections of uid \(peer.uid), the limit (connections.maximumPerUser); close idle ones and retry"), linger: .milliseconds(250))
-                return nil
-            }
-            // A process an app started speaks as that app (its pid, or its nearest app ancestor).
-            let app = appByPID[peer.pid] ?? (appByPID.isEmpty ? nil : ProcessAncestry.nearest(ancestorOf: peer.pid) { appByPID[$0] })
-            connection = ClientConnection(channel: channel, kind: .socket, identity: app ?? Self.shellIdentity)
-            connection.peerPID = peer.pid
-            connection.descendsFromApp = app != nil
-            socketConnections += 1
-            connection.helloDeadline = loop.scheduleTask(in: .nanoseconds(Int64(limits.firstMessageTimeout.nanoseconds))) { [self] in
-                guard !connection.greeted, !connection.closing else { return }
-                limitReached(.firstMessage, "pid \(peer.pid) said nothing for \(limits.firstMessageTimeout)")
-                connection.closing = true
-                Self.refuse(channel, with: OpenError(.protocolError, "no hello within \(limits.firstMessageTimeout) of connecting (connections.firstMessageSeconds); say hello first"), linger: .milliseconds(250))
-            }
-        case .app(let id):
-            connection = ClientConnection(channel: channel, kind: kind, identity: id)
-            appConnections[id] = connection
-        }
-        connections[ObjectIdentifier(channel)] = connection
-        return connection
-    }
-
-    func connectionClosed(_ connection: ClientConnection) {
-        loop.assertInEventLoop()
-        guard connections.removeValue(forKey: ObjectIdentifier(connection.channel)) != nil else { return }
-        if connection.peerPID != nil { socketConnections -= 1 }
-        connection.helloDeadline?.cancel()
-        unflushed[ObjectIdentifier(connection.channel)] = nil
-        // Opens still queued for this caller are dropped: nobody would read their answers.
-        machine.withdraw(connection.waiting)
-        for token in connection.waiting {
-            waiting[token] = nil
-            inFlight[token] = nil
-        }
-        for token in connection.reservations { reservations[token] = nil }
-        if let app = connection.appID, appConnections[app] === connection {
-            appConnections[app] = nil
-            // At shutdown the daemon closed it: the app exits by itself, killed only after the grace.
-            if !shuttingDown { perform(machine.disconnected(app: app)) }
-        }
-        flushPending()
-    }
-
-    /// Logs a limit being reached (once, then at most once a minute with a count).
-    func limitReached(_ limit: PeerLimit, _ detail: String) {
-        limitLog.reached(limit, detail, logger: logger)
-    }
-
-    func protocolViolation(_ text: String, on connection: ClientConnection) {
-        loop.assertInEventLoop()
-        guard !connection.closing else { return }
-        connection.closing = true
-        logger.warning("protocol violation; closing the connection: \(text)", metadata: ["peer": "\(connection.identity)"])
-        Self.refuse(connection.channel, with: OpenError(.protocolError, text))
-    }
-
-    /// Sends a last `failure` (id 0) and ends the connection so that the peer reads it: the
-    /// daemon stops writing, then discards what the peer still sends until it closes (at most
-    /// 2 s). Closing at once would throw away unread bytes and make the kernel reset the
-    /// connection, and the peer would see ECONNRESET instead of the reason.
-    static func refuse(_ channel: Channel, with error: OpenError, linger: TimeAmount = .seconds(2)) {
-        let frame = Frame.encode(Envelope(id: 0, .failure(error)))
-        channel.writeAndFlush(channel.allocator.buffer(bytes: frame)).whenComplete { _ in
-            channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
-            channel.eventLoop.scheduleTask(in: linger) { channel.close(promise: nil) }
-        }
-    }
-
-    /// The peer shut down its sending side (a script's `shutdown(SHUT_WR)`, or a tool that
-    /// exited). Opens it still waits for are answered; then the connection ends.
-    func peerFinishedSending(_ connection: ClientConnection) {
-        loop.assertInEventLoop()
-        connection.finishedSending = true
-        // A callback address is for a caller that is still listening; this one may be gone.
-        for token in connection.reservations { reservations[token] = nil }
-        connection.reservations.removeAll()
-        closeIfDone(connection)
-    }
-
-    /// Closes a connection whose peer finished sending once nothing is owed to it.
-    func closeIfDone(_ connection: ClientConnection) {
-        guard connection.finishedSending || connection.closing, connection.waiting.isEmpty,
-              pasteboardTraffic.lanes[ObjectIdentifier(connection)] == nil else { return }
-        flushPending()
-        connection.channel.close(promise: nil)
-    }
-
     // MARK: Requests
 
     func received(_ envelope: Envelope, from connection: ClientConnection) {
@@ -544,74 +436,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         }
     }
 
-    /// An app started by hand declares itself: its bundle must validate, and the connecting
-    /// process must be running that bundle's executable (`CheckInVerification`, off the
-    /// loop), so no process can speak for an app it is not. The app is registered (and
-    /// kept, like `lsctl register`), watched through a pidfd, and driven on this connection.
-    private func attach(_ connection: ClientConnection, bundlePath: String) {
-        guard let pid = connection.peerPID else { return refuseCheckIn(connection, .notPermitted, "the connecting process could not be identified") }
-        // The pidfd first: whatever the checks below read stays about this very process.
-        let pidfd = ls_pidfd_open(pid)
-        guard pidfd >= 0 else { return refuseCheckIn(connection, .notPermitted, "process \(pid) cannot be watched") }
-        connection.checkingIn = true
-        exitQueue.async { [self] in
-            let verified = Result { () throws(CheckInVerification.Refusal) in try CheckInVerification.verify(pid: pid, bundlePath: bundlePath) }
-            loop.execute { [self] in
-                connection.checkingIn = false
-                let bundle: AppBundle
-                switch verified {
-                case .failure(let refusal):
-                    close(pidfd)
-                    return refuseCheckIn(connection, refusal.code, refusal.message)
-                case .success(let value):
-                    bundle = value
-                }
-                guard !connection.closing, connections[ObjectIdentifier(connection.channel)] != nil, ls_pidfd_send_signal(pidfd, 0) == 0 else {
-                    close(pidfd)
-                    return
-                }
-                if let existing = registry.apps[bundle.id], existing.path != bundle.path {
-                    close(pidfd)
-                    return refuseCheckIn(connection, .invalidRequest, "'\(bundle.id)' is already registered from \(existing.path), not \(bundle.path)")
-                }
-                guard machine.state(of: bundle.id) == .notRunning, appConnections[bundle.id] == nil else {
-                    close(pidfd)
-                    return refuseCheckIn(connection, .invalidRequest, "\(bundle.id) is already running")
-                }
-                if registry.apps[bundle.id] == nil {
-                    do {
-                        try store?.save(bundle, source: .manual)
-                    } catch {
-                        close(pidfd)
-                        return refuseCheckIn(connection, .unavailable, "cannot save the registration of \(bundle.id): \(error)")
-                    }
-                    sources[bundle.id] = .manual
-                }
-                registry.register(bundle)
-                let process = AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd)
-                processes[bundle.id] = process
-                appByPID[pid] = bundle.id
-                process.watchExit(queue: exitQueue) { [self] status in
-                    loop.execute { self.processExited(process, status: status) }
-                }
-                connection.kind = .app(bundle.id)
-                connection.identity = bundle.id
-                connection.greeted = true
-                appConnections[bundle.id] = connection
-                logger.notice("\(bundle.id) (pid \(pid), started by hand) checked in", metadata: ["bundle_id": "\(bundle.id)", "pid": "\(pid)"])
-                send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: bundle.id)), to: connection)
-                perform(machine.attached(app: bundle.id, pid: pid, now: now))
-                flushPending()
-            }
-        }
-    }
-
-    private func refuseCheckIn(_ connection: ClientConnection, _ code: OpenErrorCode, _ text: String) {
-        logger.warning("app check-in refused: \(text)")
-        connection.closing = true
-        Self.refuse(connection.channel, with: OpenError(code, text))
-    }
-
     private func open(_ text: String, annotation: PropertyListValue?, returnTo: String?, id: UInt32, from connection: ClientConnection) {
         let url: ParsedURL
         do {
@@ -693,7 +517,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     // MARK: Performing the state machine's actions
 
-    private func perform(_ actions: [LaunchStateMachine.Action]) {
+    func perform(_ actions: [LaunchStateMachine.Action]) {
         for action in actions {
             switch action {
             case .spawn(let app):
@@ -778,7 +602,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             }
     }
 
-    private func processExited(_ process: AppProcess, status: ExitStatus) {
+    func processExited(_ process: AppProcess, status: ExitStatus) {
         loop.assertInEventLoop()
         let app = process.bundleID
         appByPID[process.pid] = nil
@@ -869,62 +693,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         send(Envelope(id: id, .queryResult(json: "{\"stalling\": true}")), to: connection)
         flushPending()
         loop.execute { while true { sleep(3600) } }
-    }
-
-    // MARK: Inspection
-
-    /// The schemes an app may learn about (its `LSApplicationQueriesSchemes`, the iOS 9
-    /// rule, which every query obeys, not only canOpenURL); `nil` for the user's tools.
-    func visibleSchemes(for connection: ClientConnection) -> Set<URLScheme>? {
-        guard connection.identity != Self.shellIdentity else { return nil }
-        return registry.apps[connection.identity]?.queriesSchemes ?? []
-    }
-
-    private func answer(_ topic: String, for connection: ClientConnection) -> Message {
-        let visible = visibleSchemes(for: connection)
-        /// Whether an app may be listed: the asker itself, or a handler of a scheme it may query.
-        func listed(_ app: AppBundle?) -> Bool {
-            guard let visible else { return true }
-            guard let app else { return false }
-            return app.id == connection.identity || app.schemes.contains { visible.contains($0) && registry.handler(for: $0)?.id == app.id }
-        }
-        switch topic {
-        case "status":
-            return .queryResult(json: JSONDocument.encode(StatusReport(
-                version: Self.version, pid: getpid(), socket: socketPath,
-                uptimeSeconds: Double(NIODeadline.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9,
-                appsRegistered: registry.apps.count, schemesRegistered: registry.claimants.count,
-                appsRunning: machine.running.count, appsSuspended: machine.running.filter { $0.record.state == .suspended }.count,
-                opensServed: opensServed,
-                pasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty }.count,
-                persistentPasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty && $0.persistent }.count,
-                frontmost: machine.frontmost,
-                appsFolders: visible == nil ? configuration.appsFolders : [], refusedBundles: visible == nil ? loadErrors.map(\.description) : [])))
-        case "apps":
-            return .queryResult(json: JSONDocument.encode(registry.apps.values.filter(listed).sorted { $0.id < $1.id }.map { app in
-                let own = visible == nil || app.id == connection.identity
-                return AppReport(id: app.id, name: app.name, path: app.path, executable: app.executable,
-                                 schemes: app.schemes.filter { own || visible!.contains($0) }.map(\.normalized),
-                                 queriesSchemes: own ? app.queriesSchemes.map(\.normalized).sorted() : [])
-            }))
-        case "schemes", "conflicts":
-            let rows = registry.claimants.keys.sorted().compactMap { scheme -> SchemeReport? in
-                guard visible?.contains(scheme) ?? true else { return nil }
-                guard let resolution = registry.resolve(scheme), topic == "schemes" || resolution.claimants.count > 1 else { return nil }
-                return SchemeReport(scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue, claimants: resolution.claimants)
-            }
-            return .queryResult(json: JSONDocument.encode(rows))
-        case "pasteboards":
-            expirePasteboards()
-            return .queryResult(json: JSONDocument.encode(pasteboards.list(now: unixNow).map(PasteboardReport.init)))
-        case "running":
-            return .queryResult(json: JSONDocument.encode(machine.running.filter { listed(registry.apps[$0.app]) }.map {
-                RunningReport(id: $0.app, state: $0.record.state.rawValue, pid: $0.record.pid, frontmost: machine.frontmost == $0.app,
-                              pendingOpens: $0.record.pendingOpens, phase: $0.record.currentPhase?.rawValue)
-            }))
-        default:
-            return .failure(OpenError(.invalidRequest, "unknown query '\(topic)'; known: status, apps, schemes, conflicts, running, pasteboards"))
-        }
     }
 }
 
