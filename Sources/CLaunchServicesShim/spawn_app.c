@@ -17,6 +17,19 @@
 #define SYS_close_range 436
 #endif
 
+/* ThreadSanitizer's and AddressSanitizer's runtimes cannot follow a child that shares the
+ * parent's memory (TSan aborts in its clone interceptor). Sanitizer builds (scripts/sanitize)
+ * spawn with a plain fork instead: the same child, the same death signal before exec; only a
+ * failed exec shows as the app exiting with status 127 rather than as launchFailed. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define LS_SPAWN_WITH_FORK 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define LS_SPAWN_WITH_FORK 1
+#endif
+
 /* Why not posix_spawn: the death signal must be armed in the child before exec, and
  * posix_spawn has no way to call prctl there. An app that is suspended (SIGSTOP) or has not
  * yet reached its own runtime must still die with the daemon, so the signal is set before
@@ -105,7 +118,12 @@ int ls_spawn_app(pid_t *pid, const char *path, char *const argv[], char *const e
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
+#ifdef LS_SPAWN_WITH_FORK
+    pid_t child = fork();
+    if (child == 0) ls_app_child(&spawn);
+#else
     pid_t child = clone(ls_app_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &spawn);
+#endif
     int clone_error = child < 0 ? errno : 0;
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     munmap(stack, stack_size);
