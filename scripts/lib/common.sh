@@ -33,3 +33,19 @@ TEST_PACKAGES=(xdg-utils)
 # half the time (it is xdg-open's handler, so every URL opened from a desktop pays it), and
 # installed binaries do not depend on where the toolchain lives.
 RELEASE_BUILD=(-c release --static-swift-stdlib)
+
+# The release executables the scripts use. They are built one product at a time: once any
+# single product has been built, a plain `swift build -c release --static-swift-stdlib`
+# also tries to link GRDB's dynamic-library product (GRDB-dynamic), which cannot link
+# against a static Foundation, and the whole build fails.
+RELEASE_PRODUCTS=(launchservicesd lsopen lsctl xyz todolist lstestapp wordrev schemedemo liteapp fullapp tweeter x-sadun-services)
+
+# build_release [PRODUCT…]: builds the named products (default: RELEASE_PRODUCTS), release.
+build_release() {
+  local products=("$@")
+  [ ${#products[@]} -gt 0 ] || products=("${RELEASE_PRODUCTS[@]}")
+  local product
+  for product in "${products[@]}"; do
+    swift build "${RELEASE_BUILD[@]}" --product "$product" || return 1
+  done
+}
