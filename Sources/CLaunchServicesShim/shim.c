@@ -86,3 +86,7 @@ int ls_die_with_parent(int sig, pid_t expected_parent) {
     if (getppid() != expected_parent) return -1;
     return 0;
 }
+
+int ls_become_subreaper(void) {
+    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}

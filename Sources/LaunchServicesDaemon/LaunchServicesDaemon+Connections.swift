@@ -31,11 +31,19 @@ extension LaunchServicesDaemon {
                 Self.refuse(channel, with: OpenError(.unavailable, "launchservicesd already serves \(socketConnections) connections of uid \(peer.uid), the limit (connections.maximumPerUser); close idle ones and retry"), linger: .milliseconds(250))
                 return nil
             }
-            // A process an app started speaks as that app (its pid, or its nearest app ancestor).
-            let app = appByPID[peer.pid] ?? (appByPID.isEmpty ? nil : ProcessAncestry.nearest(ancestorOf: peer.pid) { appByPID[$0] })
-            connection = ClientConnection(channel: channel, kind: .socket, identity: app ?? Self.shellIdentity)
+            // A process an app started speaks as that app (its pid, or its nearest app
+            // ancestor); one an app let go (adopted by the daemon) as an unknown app.
+            let origin: ProcessAncestry.Origin = appByPID[peer.pid].map { .app($0) }
+                ?? (hasSpawned ? ProcessAncestry.origin(of: peer.pid, daemon: getpid()) { appByPID[$0] } : .user)
+            let identity: String
+            switch origin {
+            case .app(let app): identity = app
+            case .orphanOfApp: identity = Self.orphanIdentity
+            case .user: identity = Self.shellIdentity
+            }
+            connection = ClientConnection(channel: channel, kind: .socket, identity: identity)
             connection.peerPID = peer.pid
-            connection.descendsFromApp = app != nil
+            connection.descendsFromApp = origin != .user
             socketConnections += 1
             connection.helloDeadline = loop.scheduleTask(in: .nanoseconds(Int64(limits.firstMessageTimeout.nanoseconds))) { [self] in
                 guard !connection.greeted, !connection.closing else { return }

@@ -17,6 +17,10 @@ import NIOPosix
 public final class LaunchServicesDaemon: @unchecked Sendable {
     /// The `sourceApplication` of opens from `lsopen`, `lsctl` and any other non-app peer.
     public static let shellIdentity = "org.swift-launch-services.lsopen"
+    /// The `sourceApplication` of a process an app started and let go (a double fork): it
+    /// still descends from an app, which one is no longer known. It is no app and not the
+    /// user: it may not administer, and its queries show no scheme.
+    public static let orphanIdentity = "org.swift-launch-services.orphaned-app"
     public static let version = "0.1.0"
 
     public let configuration: DaemonConfiguration
@@ -65,6 +69,10 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private var serverChannel: Channel?
     private var allExited: EventLoopPromise<Void>?
     private var supervision: RepeatedTask?
+    private var reaper: RepeatedTask?
+    /// Whether the daemon ever started an app: only then can a socket peer be an app's
+    /// descendant, so only then is a peer's ancestry read.
+    private(set) var hasSpawned = false
     private var watcher: FolderWatcher?
     private var pendingRescan: Scheduled<Void>?
     private var lastStatus = ""
@@ -214,6 +222,10 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     /// Binds the socket (owner-only), or adopts the socket-activated one, and starts serving.
     public func bind() async throws {
+        if let problem = AdoptedProcesses.adopt() {
+            logger.warning("\(problem); processes apps let go will be reparented to init")
+        }
+        loop.execute { self.startReapingAdopted() }
         if let activatedSocket {
             let channel = try await serverBootstrap().withBoundSocket(activatedSocket).get()
             loop.execute { self.serverChannel = channel }
@@ -308,6 +320,13 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         logger.debug("supervised by systemd; watchdog \(watchdog.map { "\($0)" } ?? "off")")
     }
 
+    /// Reaps, once a second, the processes apps started and let go (see `AdoptedProcesses`).
+    private func startReapingAdopted() {
+        reaper = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [self] _ in
+            AdoptedProcesses.reapExited { appByPID[$0] != nil }
+        }
+    }
+
     /// The one-line summary shown by `systemctl --user status`.
     var statusLine: String {
         "\(registry.apps.count) apps registered, \(machine.running.count) running, \(opensServed) opens served"
@@ -321,6 +340,9 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         let promise = loop.makePromise(of: Void.self)
         loop.execute {
             self.supervision?.cancel()
+            self.reaper?.cancel()
+            // What apps started and let go ends with the daemon too: asked now, killed below.
+            AdoptedProcesses.signalAll(SIGTERM) { self.appByPID[$0] != nil }
             self.watcher?.cancel()
             self.pendingRescan?.cancel()
             self.shuttingDown = true
@@ -350,6 +372,12 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             }
         }
         try? await promise.futureResult.get()
+        let stragglers = try? await loop.submit {
+            AdoptedProcesses.endAll { self.appByPID[$0] != nil }
+        }.get()
+        if let stragglers, stragglers > 0 {
+            logger.notice("ended \(stragglers) processes apps had started and left running")
+        }
         logger.info("stopped")
     }
 
@@ -581,6 +609,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             return
         }
         machine.spawned(app: app, pid: process.pid)
+        hasSpawned = true
         processes[app] = process
         appByPID[process.pid] = app
         logger.debug("spawned \(app) (pid \(process.pid))", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])

@@ -6,25 +6,47 @@ import Glibc
 /// shell running `lsctl default …`, say) must speak as that app, not as the user, so a
 /// socket peer is matched against the running apps' pids up its chain of parents.
 ///
+/// The daemon is a child subreaper, so a process an app started and then let go (a double
+/// fork, a shell that exited) is reparented to the daemon, not to init: a chain that reaches
+/// the daemon without passing an app still descends from some app, which one is no longer
+/// known.
+///
 /// The files are in procfs (kernel memory, no disk), each read is one small `read(2)`, and
-/// the walk stops at the first app, at pid 1 or after `maximumDepth` steps.
+/// the walk stops at the first app, at the daemon, at pid 1 or after `maximumDepth` steps.
 enum ProcessAncestry {
     static let maximumDepth = 64
 
-    /// The first of `pid`'s ancestors (not `pid` itself) for which `match` returns a value.
-    static func nearest<T>(ancestorOf pid: Int32, match: (Int32) -> T?) -> T? {
+    enum Origin: Equatable {
+        /// The process is the app, or descends from it.
+        case app(String)
+        /// It descends from the daemon through no running app: an app's orphan.
+        case orphanOfApp
+        /// Anything else: the user's own processes.
+        case user
+    }
+
+    /// Where `pid` comes from: its own pid or its nearest ancestor that `app` names, else
+    /// the daemon (`daemon`) if the chain reaches it.
+    static func origin(of pid: Int32, daemon: Int32, app: (Int32) -> String?) -> Origin {
         var current = pid
         for _ in 0..<maximumDepth {
-            guard let parent = parent(of: current), parent > 1, parent != current else { return nil }
-            if let found = match(parent) { return found }
+            if let found = app(current) { return .app(found) }
+            guard let parent = parent(of: current), parent > 1, parent != current else { return .user }
+            if parent == daemon { return .orphanOfApp }
             current = parent
         }
-        return nil
+        return .user
     }
 
     /// The parent pid: field 4 of `/proc/PID/stat`, after the command name in parentheses
     /// (which may itself hold spaces and parentheses, so the last `)` is searched).
     static func parent(of pid: Int32) -> Int32? {
+        guard let stat = statFields(of: pid) else { return nil }
+        return stat.parent
+    }
+
+    /// The state letter and the parent pid from `/proc/PID/stat`.
+    static func statFields(of pid: Int32) -> (state: UInt8, parent: Int32)? {
         let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -34,22 +56,36 @@ enum ProcessAncestry {
         let bytes = buffer[0..<count]
         guard let end = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         // ") S PPID ..."
-        var index = end + 1
-        var field = 0
+        let fields = bytes[(end + 1)...].split(separator: UInt8(ascii: " "), maxSplits: 3)
+        guard fields.count >= 2, let state = fields[0].first else { return nil }
         var value: Int32 = 0
-        var inNumber = false
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: " ") {
-                if inNumber { return value }
-                field += 1
-            } else if field == 2 {
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-                inNumber = true
-                value = value &* 10 &+ Int32(byte - UInt8(ascii: "0"))
-            }
-            index += 1
+        for byte in fields[1] {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value &* 10 &+ Int32(byte - UInt8(ascii: "0"))
         }
-        return inNumber ? value : nil
+        return (state, value)
+    }
+
+    /// The daemon's own children (every thread's), from `/proc/self/task/*/children`.
+    static func ownChildren() -> [Int32] {
+        guard let tasks = opendir("/proc/self/task") else { return [] }
+        defer { closedir(tasks) }
+        var children: [Int32] = []
+        while let entry = readdir(tasks) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let tid = Int32(name) else { continue }
+            let fd = open("/proc/self/task/\(tid)/children", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            var text: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                text += chunk[0..<n]
+            }
+            close(fd)
+            children += text.split(separator: UInt8(ascii: " ")).compactMap { Int32(String(decoding: $0, as: UTF8.self)) }
+        }
+        return children
     }
 }

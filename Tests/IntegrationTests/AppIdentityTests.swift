@@ -8,6 +8,12 @@ import Testing
 /// their LSApplicationQueriesSchemes allow.
 @Suite("App identity")
 struct AppIdentityTests {
+    /// The children of `pid`, from procfs.
+    static func children(of pid: Int32) -> [Int32] {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").compactMap { Int32($0) }
+    }
+
     @Test("an app's child process cannot set a default, register or unregister; its queries are filtered")
     func childSpeaksAsApp() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("lsid-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
@@ -67,5 +73,40 @@ struct AppIdentityTests {
         let said = h.byHandOutput
         #expect(said.contains("which is not inside \(bundle)"), "\(said)")
         #expect(!(try h.lsctl("apps", "--json").stdout.contains("test.fake")), "nothing was registered")
+    }
+
+    @Test("a process an app lets go (double fork) still cannot administer, and ends when the daemon stops")
+    func orphanOfApp() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("lsorphan-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let lsctl = DaemonHarness.binary("lsctl")
+        // The app's shell starts a new session in the background and exits at once: the
+        // inner shell loses its parent and is reparented (to the daemon, its subreaper).
+        let inner = "echo $$ >\(out)/pid; sleep 1; \(lsctl) default victim test.zevil >\(out)/default.out 2>&1; echo default $? >>\(out)/status; \(lsctl) schemes --json >\(out)/schemes.json 2>&1; sleep 60"
+        let escape = TestApp.test("zevil", schemes: ["zevil", "victim"], "--child-run=setsid sh -c '\(inner)' >/dev/null 2>&1 &")
+        let h = try DaemonHarness(apps: [.test("victim"), escape])
+        defer { h.stop() }
+        #expect(try h.lsopen("zevil:go").status == 0)
+        try h.eventually("the orphan's commands ran", within: 15) {
+            ((try? String(contentsOfFile: out + "/schemes.json", encoding: .utf8)) ?? "").contains("]")
+        }
+        let status = (try? String(contentsOfFile: out + "/status", encoding: .utf8)) ?? ""
+        #expect(status == "default 1\n", "refused: \(status)")
+        let said = (try? String(contentsOfFile: out + "/default.out", encoding: .utf8)) ?? ""
+        #expect(said.contains("org.swift-launch-services.orphaned-app is an app"), "\(said)")
+        let schemes = (try? String(contentsOfFile: out + "/schemes.json", encoding: .utf8)) ?? ""
+        let listed = try JSONSerialization.jsonObject(with: Data(schemes.utf8)) as? [Any]
+        #expect(listed?.isEmpty == true, "no scheme shown: \(schemes)")
+        #expect(try h.lsctl("explain", "victim:x", "--json").json?["app"] as? String == "test.victim")
+        // The orphan ends when the daemon stops.
+        let pid = try #require(Int32(((try? String(contentsOfFile: out + "/pid", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
+        // It leads its own session: should the daemon fail to end it, the test does.
+        defer { kill(-pid, SIGKILL) }
+        let sleeper = try #require(Self.children(of: pid).first, "the orphan's sleep")
+        #expect(isAlive(pid))
+        kill(h.daemonPID, SIGTERM)
+        try h.eventually("the daemon stops") { !isAlive(h.daemonPID) }
+        try h.eventually("the orphan and its child ended with it", within: 5) { !isAlive(pid) && !isAlive(sleeper) }
     }
 }

@@ -38,6 +38,10 @@ int ls_spawn_stdio(pid_t *pid, const char *path, char *const argv[], char *const
 /// when the parent is already gone (or prctl failed).
 int ls_die_with_parent(int sig, pid_t expected_parent);
 
+/* Makes the calling process a child subreaper (PR_SET_CHILD_SUBREAPER): a process whose
+ * parent dies is reparented to it rather than to init. 0 on success, -1 with errno. */
+int ls_become_subreaper(void);
+
 /// Sends `sig` to the process behind a pidfd (no pid-reuse race). 0 or -1 with errno.
 int ls_pidfd_send_signal(int pidfd, int sig);
 
