@@ -105,6 +105,13 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         if let stateFolder {
             store = try RegistryStore(folder: stateFolder)
             (stored, defaults) = try store!.load()
+            // Paths saved before they were made canonical (symbolic links, `..`) become
+            // canonical, so the same bundle found in a folder is not taken for another.
+            for index in stored.indices {
+                guard let canonical = BundlePath.resolve(stored[index].app.path), canonical != stored[index].app.path else { continue }
+                stored[index].app.path = canonical
+                try store!.save(stored[index].app, source: stored[index].source)
+            }
             pasteboardStore = try PasteboardStore(folder: stateFolder)
             savedPasteboards = try pasteboardStore!.load()
         }

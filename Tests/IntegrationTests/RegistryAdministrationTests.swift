@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 
 /// `lsctl register/unregister/default/conflicts/explain`, persistence across SIGKILL, and
@@ -35,6 +36,27 @@ struct RegistryAdministrationTests {
         let apps = try h.run("lsctl", ["apps", "--json"]).stdout
         #expect(apps.contains("zz.loose") && apps.contains("test.alpha"))
         #expect(try h.lsopen("--json", "shared:go").json?["app"] as? String == "zz.loose")
+    }
+
+    @Test("a registration saved with a non-canonical path (by an earlier version) is made canonical at start")
+    func canonicalPathMigration() throws {
+        let h = try DaemonHarness(apps: [])
+        defer { h.stop() }
+        let path = try looseBundle(h, id: "zz.loose", scheme: "loose")
+        #expect(try h.lsctl("register", path).status == 0)
+        // Earlier versions stored the path as given: here, through a symbolic link.
+        try FileManager.default.createSymbolicLink(atPath: h.root + "/alias", withDestinationPath: h.root + "/loose")
+        let alias = h.root + "/alias/zz.loose.app"
+        try h.restart(signal: SIGTERM) {
+            let db = try DatabaseQueue(path: h.root + "/state/registry.sqlite")
+            try db.write { try $0.execute(sql: "UPDATE app SET path = ? WHERE id = 'zz.loose'", arguments: [alias]) }
+        }
+        let apps = try h.lsctl("apps", "--json").stdout
+        #expect(apps.contains("\"\(path)\"") && !apps.contains("alias"), "\(apps)")
+        // The same bundle by its real path is the same registration, not a clash.
+        let again = try h.lsctl("register", path)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try h.lsopen("loose:x").status == 0)
     }
 
     @Test("explain names the winner and the reason: only claimant, the rule, the user's default")
