@@ -33,18 +33,33 @@ enum AdoptedProcesses {
     }
 
     /// Kills and reaps every one of them, and then those the killed ones leave behind (their
-    /// own children become the daemon's as they die), for at most `rounds` rounds. Returns
-    /// how many were ended. Used when the daemon stops.
-    static func endAll(excluding apps: (Int32) -> Bool, rounds: Int = 64) -> Int {
+    /// own children become the daemon's as they die), for at most `rounds` rounds and
+    /// `seconds` in all (a process stuck in the kernel may take long to die). Returns how many
+    /// were ended. Used when the daemon stops.
+    static func endAll(excluding apps: (Int32) -> Bool, rounds: Int = 64, seconds: Double = 2) -> Int {
         var ended = 0
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let end = Double(deadline.tv_sec) + Double(deadline.tv_nsec) / 1e9 + seconds
+        func now() -> Double {
+            var t = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &t)
+            return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+        }
         for _ in 0..<rounds {
-            let pids = signalAll(SIGKILL, excluding: apps)
-            if pids.isEmpty { break }
-            for pid in pids {
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            var pending = Set(signalAll(SIGKILL, excluding: apps))
+            if pending.isEmpty { break }
+            while !pending.isEmpty && now() < end {
+                for pid in pending {
+                    var status: Int32 = 0
+                    if waitpid(pid, &status, WNOHANG) == pid {
+                        pending.remove(pid)
+                        ended += 1
+                    }
+                }
+                if !pending.isEmpty { usleep(2_000) }
             }
-            ended += pids.count
+            if now() >= end { break }
         }
         return ended
     }
