@@ -8,6 +8,14 @@ import Testing
 /// their LSApplicationQueriesSchemes allow.
 @Suite("App identity")
 struct AppIdentityTests {
+    /// A new folder for what the app's child processes write (outside the harness's folder,
+    /// which the daemon's apps folder lives in).
+    static func scratchFolder(_ prefix: String) throws -> String {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        return out
+    }
+
     /// The children of `pid`, from procfs.
     static func children(of pid: Int32) -> [Int32] {
         let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
@@ -16,8 +24,7 @@ struct AppIdentityTests {
 
     @Test("an app's child process cannot set a default, register or unregister; its queries are filtered")
     func childSpeaksAsApp() throws {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("lsid-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let out = try Self.scratchFolder("lsid")
         defer { try? FileManager.default.removeItem(atPath: out) }
         let lsctl = DaemonHarness.binary("lsctl")
         let rogue = out + "/rogue.app"
@@ -77,8 +84,7 @@ struct AppIdentityTests {
 
     @Test("a process an app lets go (double fork) still cannot administer, and ends when the daemon stops")
     func orphanOfApp() throws {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("lsorphan-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let out = try Self.scratchFolder("lsorphan")
         defer { try? FileManager.default.removeItem(atPath: out) }
         let lsctl = DaemonHarness.binary("lsctl")
         // The app's shell starts a new session in the background and exits at once: the

@@ -5,15 +5,6 @@ import Testing
 /// cycles, object counts and shared references.
 @Suite("PropertyListBounds: binary property lists")
 struct BinaryPropertyListBoundsTests {
-    func refusal(_ bytes: [UInt8], limits: PropertyListLimits = .infoPlist) -> PropertyListBoundsError? {
-        do {
-            try PropertyListBounds.check(bytes, limits: limits)
-            return nil
-        } catch {
-            return error
-        }
-    }
-
     /// An Info.plist's shape: dict → CFBundleURLTypes array → dict → schemes array.
     static func infoPlist() -> BinaryPlistBuilder {
         var b = BinaryPlistBuilder()

@@ -19,15 +19,6 @@ struct PropertyListBoundsTests {
         xml(String(repeating: open, count: levels) + "<string>x</string>" + String(repeating: close, count: levels))
     }
 
-    func refusal(_ bytes: [UInt8], limits: PropertyListLimits = .infoPlist) -> PropertyListBoundsError? {
-        do {
-            try PropertyListBounds.check(bytes, limits: limits)
-            return nil
-        } catch {
-            return error
-        }
-    }
-
     /// The repository's demo Info.plists, read with plain POSIX calls.
     static func repositoryInfoPlists() -> [(String, [UInt8])] {
         let root = String(#filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(3).joined(separator: "/"))
