@@ -81,6 +81,9 @@ public struct LaunchStateMachine: Sendable {
     public let background: BackgroundPolicy
     public private(set) var apps: [String: AppRecord] = [:]
     public private(set) var frontmost: String?
+    /// The daemon is stopping: no open is started, nothing is suspended, a lost connection
+    /// is not a reason to kill (the apps are on their way out).
+    public private(set) var stopping = false
     private var nextToken: UInt64 = 1
 
     public init(deadlines: PhaseDeadlines = PhaseDeadlines(), background: BackgroundPolicy = BackgroundPolicy(suspendAfter: nil, maximumLiveApps: .max)) {
@@ -100,6 +103,9 @@ public struct LaunchStateMachine: Sendable {
 
     /// A caller asked to open `request.url`, resolved to `app`.
     public mutating func open(_ request: OpenRequest, app: String, now: UInt64) -> [Action] {
+        guard !stopping else {
+            return [.reply(requestToken: request.token, .failure(OpenError(.unavailable, "launchservicesd is shutting down"), app: app))]
+        }
         var record = apps[app, default: AppRecord()]
         if record.transaction != nil {
             record.queue.append(request)
@@ -308,10 +314,40 @@ public struct LaunchStateMachine: Sendable {
     }
 
     /// The app's connection to the daemon closed. Without it the app cannot be driven, so
-    /// it is terminated; its exit is reported through `exited`.
+    /// it is terminated; its exit is reported through `exited`. While stopping, the daemon
+    /// closed it: the app exits by itself (and is killed only after the shutdown grace).
     public mutating func disconnected(app: String) -> [Action] {
-        guard let record = apps[app], let pid = record.pid else { return [] }
+        guard !stopping, let record = apps[app], let pid = record.pid else { return [] }
         return [.terminate(app: app, pid: pid, reason: .disconnected)]
+    }
+
+    /// The daemon stops. Every caller still waiting is answered `unavailable`, naming the
+    /// app (an open in progress is cut short: its later answer is ignored); suspended apps
+    /// are resumed, since a stopped process could not notice its connection closing and
+    /// exit; no grace timer suspends anything any more.
+    public mutating func shutdown(now: UInt64) -> [Action] {
+        guard !stopping else { return [] }
+        stopping = true
+        var actions: [Action] = []
+        for (token, app) in waitingRequestsByApp {
+            actions.append(.reply(requestToken: token, .failure(
+                OpenError(.unavailable, "launchservicesd is shutting down; the open in \(app) was not completed"), app: app)))
+        }
+        for app in apps.keys.sorted() {
+            guard var record = apps[app] else { continue }
+            record.queue = FairOpenQueue()
+            if var tx = record.transaction {
+                tx.replied = true
+                record.transaction = tx
+            }
+            record.graceToken = 0
+            if record.state == .suspended, let pid = record.pid {
+                record.state = .background
+                actions.append(.resume(app: app, pid: pid))
+            }
+            apps[app] = record
+        }
+        return actions
     }
 
     /// Every caller still waiting with the app its open resolved to, e.g. at shutdown, so

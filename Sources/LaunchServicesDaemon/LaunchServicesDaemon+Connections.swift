@@ -74,8 +74,7 @@ extension LaunchServicesDaemon {
         for token in connection.reservations { reservations[token] = nil }
         if let app = connection.appID, appConnections[app] === connection {
             appConnections[app] = nil
-            // At shutdown the daemon closed it: the app exits by itself, killed only after the grace.
-            if !shuttingDown { perform(machine.disconnected(app: app)) }
+            perform(machine.disconnected(app: app))
         }
         flushPending()
     }

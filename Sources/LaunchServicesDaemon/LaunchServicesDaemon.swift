@@ -354,16 +354,12 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             self.pendingRescan?.cancel()
             self.shuttingDown = true
             self.serverChannel?.close(promise: nil)
-            for (token, app) in self.machine.waitingRequestsByApp {
-                self.reply(token: token, .failure(OpenError(.unavailable, "launchservicesd is shutting down; the open in \(app) was not completed"), app: app))
-            }
-            self.flushPending()
-            // Suspended apps must run to notice their connection closing and exit.
+            // The machine answers every waiting caller and resumes suspended apps (they must
+            // run to notice their connection closing and exit).
             for task in self.graceTasks.values { task.cancel() }
             self.graceTasks.removeAll()
-            for (app, record) in self.machine.apps where record.state == .suspended {
-                self.processes[app]?.signal(SIGCONT)
-            }
+            self.perform(self.machine.shutdown(now: self.now))
+            self.flushPending()
             for connection in self.connections.values { connection.channel.close(promise: nil) }
             if self.processes.isEmpty {
                 promise.succeed()
@@ -504,10 +500,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             logger.info("no handler", metadata: ["url_scheme": "\(url.scheme)", "outcome": "noHandler"])
             send(Envelope(id: id, .openResult(.failure(OpenError(.noHandler,
                 "no app handles the scheme '\(url.scheme)' (URL \(text)); install an app whose Info.plist declares it in CFBundleURLTypes (see: lsctl apps)")))), to: connection)
-            return
-        }
-        guard !shuttingDown else {
-            send(Envelope(id: id, .openResult(.failure(OpenError(.unavailable, "launchservicesd is shutting down")))), to: connection)
             return
         }
         let limit = configuration.connectionLimits.maximumPendingRequests
