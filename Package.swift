@@ -51,7 +51,9 @@ let package = Package(
         ),
         // libsodium's Argon2id, for pasteboard password verifiers. Only the daemon links it.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        // The daemon as a library, so integration tests and the executable share it.
+        // The daemon as a library: the executable and lsbench use it, and its unit tests
+        // (LaunchServicesDaemonTests) drive its parts directly; the integration tests run the
+        // real executable instead.
         .target(
             name: "LaunchServicesDaemon",
             dependencies: [

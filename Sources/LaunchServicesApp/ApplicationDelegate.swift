@@ -1,4 +1,8 @@
+// One import is all an app needs: the core types (ParsedURL, PropertyListValue, …) and the
+// Foundation-free standard streams the demo apps print with, and the error the runtime throws.
 @_exported import LaunchServicesCore
+@_exported import enum LaunchServicesClient.StandardStreams
+@_exported import enum LaunchServicesClient.ClientError
 
 /// What an app implements, after iOS's `UIApplicationDelegate`. Every method is optional:
 /// the defaults are iOS's (launch methods answer YES, notifications do nothing).

@@ -2,7 +2,7 @@ import LaunchServicesCore
 
 /// `lsopen`'s documented exit status for each outcome (README, `lsopen --help`).
 public enum ExitCodes {
-    public static let shellIdentity = "org.swift-launch-services.lsopen"
+    public static let shellIdentity = SourceIdentity.user
     public static let usage: Int32 = 64
     public static let invalidURL: Int32 = 65
     public static let noHandler: Int32 = 66
@@ -48,9 +48,5 @@ public enum OutcomeJSON {
     }
 
     /// Milliseconds with microsecond precision, as text.
-    public static func milliseconds(_ ns: UInt64) -> String {
-        let us = ns / 1000
-        let frac = us % 1000
-        return "\(us / 1000)." + String(repeating: "0", count: 3 - String(frac).count) + String(frac)
-    }
+    public static func milliseconds(_ ns: UInt64) -> String { Milliseconds.text(ns, decimals: 3) }
 }

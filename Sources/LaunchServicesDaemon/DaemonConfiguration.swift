@@ -6,6 +6,9 @@ import LaunchServicesCore
 /// exists) overrides any subset. `config/launchservicesd.json` documents every key.
 public struct DaemonConfiguration: Sendable, Equatable {
     public var appsFolders: [String]
+    /// Whether the apps folders are watched (inotify) and rescanned on change; without it
+    /// they are read at start and by `lsctl rescan` only (file systems without inotify).
+    public var watchAppsFolders = true
     public var deadlines: PhaseDeadlines
     public var maximumFrameLength: Int
     /// What one peer may make the daemon hold (connections, requests, callback addresses,
@@ -61,6 +64,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var pasteboard: Pasteboard?
         var backgroundGraceSeconds: Double?
         var maximumLiveApps: Int?
+        var watchAppsFolders: Bool?
 
         struct Pasteboard: Decodable {
             var maximumBytes: Int?
@@ -134,6 +138,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             // 0 turns suspension off; otherwise seconds, like the deadlines.
             config.background.suspendAfter = grace == 0 ? nil : try seconds(grace, "backgroundGraceSeconds", .seconds(30))
         }
+        if let watch = file.watchAppsFolders { config.watchAppsFolders = watch }
         if let live = file.maximumLiveApps {
             guard live >= 1, live <= 10_000 else { throw ConfigurationError(path: path, problem: "maximumLiveApps is \(live); give 1 to 10000") }
             config.background.maximumLiveApps = live
@@ -171,7 +176,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         // report it under an empty key); text that is not JSON at all is left to JSONDecoder.
         guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return }
         guard let top = object as? [String: Any] else { throw ConfigurationError(path: path, problem: "must hold a JSON object at the top level") }
-        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "connections", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "backgroundGraceSeconds", "maximumLiveApps", "$comment"]
+        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "connections", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "backgroundGraceSeconds", "maximumLiveApps", "watchAppsFolders", "$comment"]
         for key in top.keys where !known.contains(key) {
             throw ConfigurationError(path: path, problem: "has unknown key '\(key)'; known keys: \(known.sorted().joined(separator: ", "))")
         }

@@ -16,11 +16,11 @@ import NIOPosix
 /// point asserts it is on the loop).
 public final class LaunchServicesDaemon: @unchecked Sendable {
     /// The `sourceApplication` of opens from `lsopen`, `lsctl` and any other non-app peer.
-    public static let shellIdentity = "org.swift-launch-services.lsopen"
+    public static let shellIdentity = SourceIdentity.user
     /// The `sourceApplication` of a process an app started and let go (a double fork): it
     /// still descends from an app, which one is no longer known. It is no app and not the
     /// user: it may not administer, and its queries show no scheme.
-    public static let orphanIdentity = "org.swift-launch-services.orphaned-app"
+    public static let orphanIdentity = SourceIdentity.orphanedApp
     public static let version = "0.1.0"
 
     public let configuration: DaemonConfiguration
@@ -163,6 +163,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// Watches the apps folders; a change schedules one rescan 200 ms later (a burst of
     /// file events, such as copying a bundle in, becomes one rescan).
     private func startWatching() {
+        guard configuration.watchAppsFolders else { return }
         let watcher = FolderWatcher(queue: exitQueue) { [self] in
             loop.execute {
                 guard self.pendingRescan == nil, !self.shuttingDown else { return }
@@ -672,11 +673,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     }
 
     /// Nanoseconds as milliseconds with two decimals, for log lines.
-    static func milliseconds(_ ns: UInt64) -> String {
-        let hundredths = (ns + 5_000) / 10_000
-        let fraction = hundredths % 100
-        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) ms"
-    }
+    static func milliseconds(_ ns: UInt64) -> String { Milliseconds.text(ns, decimals: 2) + " ms" }
 
     private func sendToApp(_ app: String, _ envelope: Envelope) {
         guard let connection = appConnections[app] else { return }

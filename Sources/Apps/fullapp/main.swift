@@ -1,5 +1,4 @@
 import LaunchServicesApp
-import LaunchServicesClient
 
 /// The full version of the seed's lite-to-full upgrade.
 ///

@@ -1,5 +1,4 @@
 import LaunchServicesApp
-import LaunchServicesClient
 
 /// The lite version of the seed's lite-to-full upgrade. `liteapp://export`, asked by its
 /// full version, puts the user's data on a pasteboard and opens `fullapp://import`.

@@ -1,5 +1,4 @@
 import LaunchServicesApp
-import LaunchServicesClient
 
 /// The calling side of the seed screencast: asks wordrev to reverse a word and receives the
 /// answer at its own callback URLs (`schemedemo://success|error|cancel?session=N`; the

@@ -1,5 +1,4 @@
 import LaunchServicesApp
-import LaunchServicesClient
 
 /// Apple's URL-scheme example: `todolist://www.acme.com?Quarterly%20Report#200806231300`.
 /// The host names the list, the decoded query the item, the fragment its due date.

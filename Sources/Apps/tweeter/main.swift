@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import LaunchServicesApp
-import LaunchServicesClient
 
 /// The Twitterrific-style service from the cookbook: `tweeter://post?message=…` opens a
 /// prefilled post. The point of the service is the credentials: they live only in this

@@ -1,5 +1,4 @@
 import LaunchServicesApp
-import LaunchServicesClient
 
 /// The x-callback-url service from the seed screencast: reverses a word and calls back.
 ///

@@ -1,5 +1,4 @@
 import LaunchServicesApp
-import LaunchServicesClient
 
 /// The paste service from Erica Sadun's cookbook (Recipe 16-6's neighbour):
 ///

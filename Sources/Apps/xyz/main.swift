@@ -1,5 +1,4 @@
 import LaunchServicesApp
-import LaunchServicesClient
 
 /// Recipe 16-6: handles `xyz:` URLs and logs the URL's path, the source application and
 /// the annotation, as `application:openURL:sourceApplication:annotation:` does there.
