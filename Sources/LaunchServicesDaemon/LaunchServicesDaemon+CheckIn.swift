@@ -20,7 +20,7 @@ extension LaunchServicesDaemon {
         let pidfd = ls_pidfd_open(pid)
         guard pidfd >= 0 else { return refuseCheckIn(connection, .notPermitted, "process \(pid) cannot be watched") }
         connection.checkingIn = true
-        exitQueue.async { [self] in
+        fileQueue.async { [self] in
             let verified = Result { () throws(CheckInVerification.Refusal) in try CheckInVerification.verify(pid: pid, bundlePath: bundlePath) }
             loop.execute { [self] in
                 connection.checkingIn = false

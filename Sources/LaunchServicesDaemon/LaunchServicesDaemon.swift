@@ -182,7 +182,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// made with `lsctl register` are not touched. `done` gets a summary, on the loop.
     func rescan(_ done: @escaping @Sendable (RescanSummary) -> Void) {
         let folders = configuration.appsFolders
-        exitQueue.async { [self] in
+        fileQueue.async { [self] in
             let scan = BundleLoader.scan(folders: folders)
             loop.execute {
                 var summary = RescanSummary()
