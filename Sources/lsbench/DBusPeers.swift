@@ -27,7 +27,10 @@ struct DBusPeers {
     }
 
     /// Why a bus could not be measured; printed as a skipped row.
-    struct Unavailable: Error { let reason: String }
+    struct Unavailable: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
 
     /// The bus configuration: a session-type bus on a socket in the bench's folder, open to
     /// every local caller like a desktop's session bus, and without service directories, so
@@ -40,8 +43,8 @@ struct DBusPeers {
           \(listen.map { "<listen>\($0)</listen>" } ?? "")
           <auth>EXTERNAL</auth>
           <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
+            <allow send_destination="*"/>
+            <allow receive_sender="*"/>
             <allow own="*"/>
           </policy>
         </busconfig>
@@ -75,16 +78,20 @@ struct DBusPeers {
     }
 
     /// dbus-broker through its launcher, handed a listening socket by `systemd-socket-activate`
-    /// the way systemd's `dbus.socket` hands it one. The launcher logs to the journal and asks
-    /// systemd to activate services, so on machines without them it exits: that is reported
-    /// as the reason the peer was skipped.
-    func startDBusBroker(launcher: String, socketActivate: String) throws -> Bus {
+    /// the way systemd's `dbus.socket` hands it one (which passes on only the variables named
+    /// with -E). The launcher logs only to the systemd journal and exits without one; with
+    /// `privateJournal` it runs under `private_journal`, which gives it a journal socket in a
+    /// private mount namespace. If it still cannot run, that is the reason the peer is skipped.
+    func startDBusBroker(launcher: String, socketActivate: String, privateJournal: Bool) throws -> Bus {
         let folder = work + "/dbus-broker"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let socket = folder + "/bus"
         try writeConfig(folder + "/bus.conf", listen: nil)
         let environment = try privateEnvironment(bus: socket)
-        let daemon = try Spawned(socketActivate, ["-l", socket, launcher, "--scope", "user", "--config-file", folder + "/bus.conf"], log: folder + "/bus.log", environment: environment)
+        let passed = environment.keys.filter { $0.hasPrefix("XDG_") || $0.hasPrefix("DBUS_") }.sorted().flatMap { ["-E", $0] }
+        var command = [socketActivate] + passed + ["-l", socket, launcher, "--scope", "user", "--config-file", folder + "/bus.conf"]
+        if privateJournal { command.insert(peerBinDir + "/private_journal", at: 0) }
+        let daemon = try Spawned(command[0], Array(command.dropFirst()), log: folder + "/bus.log", environment: environment)
         return try startService(name: "dbus-broker", folder: folder, socket: socket, environment: environment, daemon: daemon)
     }
 
