@@ -35,6 +35,21 @@ struct LSBench: ParsableCommand {
     @Option(help: "Daemon starts to time for each registry size.")
     var starts = 10
 
+    @Option(help: "Folder holding the compiled D-Bus peers (dbus_echo_service, dbus_echo_client); without it the peers are skipped.")
+    var peerBinDir: String?
+
+    @Option(help: "dbus-daemon executable, for the D-Bus peer rows.")
+    var dbusDaemon: String?
+
+    @Option(help: "dbus-send executable, for the D-Bus peer rows.")
+    var dbusSend: String?
+
+    @Option(help: "dbus-broker-launch executable; without it the dbus-broker rows are skipped.")
+    var dbusBrokerLaunch: String?
+
+    @Option(help: "systemd-socket-activate executable (hands dbus-broker-launch its socket).")
+    var socketActivate: String?
+
     @Flag(help: "Internal: echo frames on fd 3 (the round-trip baseline's far end).")
     var echoChild = false
 
@@ -112,6 +127,8 @@ struct LSBench: ParsableCommand {
         let lsopenSamples = try (0..<processes).map { i in try Spawned.timeRun(binDir + "/lsopen", ["xyz:process/\(i)"], environment: environment) }
         Report.row("lsopen --help, whole process (baseline)", helpSamples)
         Report.row("lsopen URL, whole process, app warm", lsopenSamples, baseline: helpSamples)
+
+        try peerRows(work: work.path, warm: warmSamples, lsopen: lsopenSamples)
 
         try registryScale(work: work.path)
     }
@@ -219,9 +236,12 @@ enum Report {
     }
 }
 
-/// A child process started with posix_spawn and reaped with waitpid.
-struct Spawned {
+/// A child process started with posix_spawn and reaped with waitpid, once: after it is
+/// reaped its PID may belong to someone else, so it is never signalled again.
+final class Spawned {
     let pid: pid_t
+    /// The raw waitpid status, once reaped.
+    private(set) var status: Int32?
 
     init(_ path: String, _ arguments: [String], log: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
@@ -237,17 +257,36 @@ struct Spawned {
     }
 
     func stop() {
+        guard status == nil else { return }
         kill(pid, SIGTERM)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
+        _ = wait()
+    }
+
+    /// Blocks until the process exits; returns its exit code (128 + signal if killed).
+    @discardableResult
+    func wait() -> Int32 {
+        if status == nil {
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
+            status = raw
+        }
+        let raw = status!
+        return raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+    }
+
+    /// Reaps the process if it has exited, without blocking.
+    func hasExited() -> Bool {
+        guard status == nil else { return true }
+        var raw: Int32 = 0
+        guard waitpid(pid, &raw, WNOHANG) == pid else { return false }
+        status = raw
+        return true
     }
 
     /// Time from spawn to reaped exit.
     static func timeRun(_ path: String, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) throws -> UInt64 {
         let start = DispatchTime.now().uptimeNanoseconds
-        let child = try Spawned(path, arguments, log: "/dev/null", environment: environment)
-        var status: Int32 = 0
-        waitpid(child.pid, &status, 0)
+        try Spawned(path, arguments, log: "/dev/null", environment: environment).wait()
         return DispatchTime.now().uptimeNanoseconds - start
     }
 }

@@ -23,8 +23,38 @@ require_packages() {
   fi
 }
 
+# optional_package PKG WHAT: installs PKG if the archive has it (root), else says that WHAT
+# is skipped and why; succeeds only when PKG ends up installed.
+optional_package() {
+  local pkg="$1" what="$2"
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" && return 0
+  local candidate
+  candidate="$(apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/ { print $2 }')"
+  if [ -z "$candidate" ] || [ "$candidate" = "(none)" ]; then
+    echo "skipping $what: $pkg is not in this system's package archive"
+  elif [ "$(id -u)" -ne 0 ]; then
+    echo "skipping $what: $pkg is not installed (sudo apt-get install -y $pkg)"
+  elif apt-get install -y "$pkg" >/dev/null 2>&1; then
+    return 0
+  else
+    echo "skipping $what: apt-get install $pkg failed"
+  fi
+  return 1
+}
+
 # The Debian packages the build links against (libsodium: the daemon's Argon2id password hashes).
 BUILD_PACKAGES=(libsystemd-dev libsqlite3-dev libsodium-dev)
+
+# Packages only the bench needs, for its D-Bus peers: the bus, dbus-send, libdbus headers
+# and pkg-config to build the echo service. (Before Debian 12, dbus-daemon and dbus-send
+# came in the single `dbus` package.)
+bench_packages() {
+  if apt-cache policy dbus-daemon 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    echo dbus-daemon dbus-bin libdbus-1-dev pkgconf gcc
+  else
+    echo dbus libdbus-1-dev pkg-config gcc
+  fi
+}
 
 # Packages only the tests need (the real xdg-open, for the freedesktop export test).
 TEST_PACKAGES=(xdg-utils)

@@ -1,0 +1,44 @@
+/* The D-Bus peer's caller: makes WARMUP untimed and then COUNT timed blocking calls of
+ * org.lsbench.Echo.Echo(s) with a 16-byte string (the size of the bench's socketpair round
+ * trip) through the bus named by DBUS_SESSION_BUS_ADDRESS, the way a libdbus client calls a
+ * service, and prints each timed call's latency in nanoseconds, one a line, for lsbench to
+ * read. Exits non-zero if any call fails or returns something else. */
+#include <dbus/dbus.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static unsigned long long now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) { fprintf(stderr, "usage: dbus_echo_client COUNT WARMUP\n"); return 2; }
+    long count = strtol(argv[1], NULL, 10), warmup = strtol(argv[2], NULL, 10);
+    DBusError error;
+    dbus_error_init(&error);
+    DBusConnection *connection = dbus_bus_get(DBUS_BUS_SESSION, &error);
+    if (!connection) { fprintf(stderr, "dbus_echo_client: %s\n", error.message); return 1; }
+    unsigned long long *samples = calloc((size_t)count, sizeof *samples);
+    if (!samples) return 1;
+    const char *text = "0123456789abcdef";
+    for (long i = 0; i < warmup + count; i++) {
+        unsigned long long start = now();
+        DBusMessage *call = dbus_message_new_method_call("org.lsbench.Echo", "/org/lsbench/Echo", "org.lsbench.Echo", "Echo");
+        if (!call || !dbus_message_append_args(call, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID)) return 1;
+        DBusMessage *reply = dbus_connection_send_with_reply_and_block(connection, call, 10000, &error);
+        dbus_message_unref(call);
+        const char *echoed = NULL;
+        if (!reply || !dbus_message_get_args(reply, &error, DBUS_TYPE_STRING, &echoed, DBUS_TYPE_INVALID) || strcmp(echoed, text) != 0) {
+            fprintf(stderr, "dbus_echo_client: call %ld failed: %s\n", i, error.message ? error.message : "wrong reply");
+            return 1;
+        }
+        dbus_message_unref(reply);
+        if (i >= warmup) samples[i - warmup] = now() - start;
+    }
+    for (long i = 0; i < count; i++) printf("%llu\n", samples[i]);
+    return 0;
+}
