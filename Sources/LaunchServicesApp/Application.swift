@@ -26,10 +26,11 @@ public final class Application {
 
     private let connection: FrameConnection
     private weak var delegate: (any ApplicationDelegate)?
-    private var nextID: UInt32 = 1
+    private var ids = RequestIDs()
     private var openCompletions: [UInt32: (OpenOutcome) -> Void] = [:]
     /// Messages that arrived while a synchronous call waited for its own reply.
-    private var deferred: [Envelope] = []
+    /// Frames that arrived while a synchronous call waited, handled by the run loop next.
+    private var deferred = SetAsideFrames(maximum: 256)
 
     /// The environment variable naming the descriptor the daemon passed.
     public static let descriptorVariable = "LAUNCHSERVICES_APP_FD"
@@ -103,7 +104,7 @@ public final class Application {
     /// sent): the daemon then opens the URL only if it opens in exactly that app, so a caller
     /// that lied about its callback cannot hand control to a third app.
     public func open(_ url: String, annotation: PropertyListValue? = nil, returningTo: String? = nil, completion: ((OpenOutcome) -> Void)? = nil) {
-        let id = takeID()
+        let id = ids.take()
         if let completion { openCompletions[id] = completion }
         do {
             try connection.send(Envelope(id: id, .open(url: url, annotation: annotation, returnTo: returningTo)))
@@ -134,7 +135,12 @@ public final class Application {
         do {
             try connection.send(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .app, program: bundleIdentifier, bundlePath: declaredBundlePath)))
             while true {
-                let envelope = deferred.isEmpty ? try connection.receive(waitingFor: "the next event", deadline: nil) : deferred.removeFirst()
+                let envelope: Envelope
+                if let kept = deferred.removeFirst() {
+                    envelope = kept
+                } else {
+                    envelope = try connection.receive(waitingFor: "the next event", deadline: nil)
+                }
                 try dispatch(envelope)
             }
         } catch {
@@ -199,23 +205,16 @@ public final class Application {
 
     /// A synchronous request: waits for its reply, setting aside whatever else arrives.
     private func call(_ message: Message, waitingFor what: String, timeout: Duration) throws(ClientError) -> Message {
-        let id = takeID()
+        let id = ids.take()
         try connection.send(Envelope(id: id, message))
         let deadline = ContinuousClock.now + timeout
         while true {
             let envelope = try connection.receive(waitingFor: what, deadline: deadline)
             if envelope.id == id, !envelope.message.isDaemonCommand { return envelope.message }
-            deferred.append(envelope)
+            try deferred.append(envelope)
         }
     }
 
-    private func takeID() -> UInt32 {
-        defer {
-            nextID &+= 1
-            if nextID == 0 { nextID = 1 }
-        }
-        return nextID
-    }
 }
 
 extension Message {

@@ -11,12 +11,11 @@ public final class LaunchServicesClient {
     /// The `sourceApplication` the daemon assigned to this connection (known after the first reply).
     public private(set) var identity: String?
     private var pendingHello: [UInt8]?
-    private var nextID: UInt32 = 1
+    private var ids = RequestIDs()
     /// Frames that arrived while waiting for another reply (a callback can come before the
     /// open that caused it is answered), kept for whoever waits for them.
-    private var stash: [Envelope] = []
+    private var stash = SetAsideFrames(maximum: 64)
     /// At most this many set-aside frames; more is a misbehaving daemon.
-    private static let maximumStash = 64
 
     public init(socketPath: String? = nil, program: String) throws(ClientError) {
         let path = socketPath ?? SocketPath.resolve()
@@ -48,7 +47,7 @@ public final class LaunchServicesClient {
     /// Reserves a callback address (`x-lsopen-callback://TOKEN`) for this connection; returns
     /// it and the id under which the callback will arrive (`waitForCallback`).
     public func reserveCallback(timeout: Duration = .seconds(10)) throws(ClientError) -> (id: UInt32, address: String) {
-        let id = nextID
+        let id = ids.next
         let reply = try request(.awaitCallback, waitingFor: "a callback address", timeout: timeout)
         switch reply {
         case .callbackAddress(let url): return (id, url)
@@ -98,9 +97,7 @@ public final class LaunchServicesClient {
 
     /// Sends one request and waits for the reply with its id.
     public func request(_ message: Message, waitingFor what: String, timeout: Duration) throws(ClientError) -> Message {
-        let id = nextID
-        nextID &+= 1
-        if nextID == 0 { nextID = 1 }
+        let id = ids.take()
         var bytes = pendingHello ?? []
         pendingHello = nil
         bytes.append(contentsOf: Frame.encode(Envelope(id: id, message)))
@@ -115,15 +112,14 @@ public final class LaunchServicesClient {
                 throw error
             }
             if envelope.id == id, !envelope.message.isCallback { return envelope.message }
-            guard stash.count < Self.maximumStash else { throw .protocolViolation("the daemon sent more than \(Self.maximumStash) unexpected frames") }
-            stash.append(envelope)
+            try stash.append(envelope)
         }
     }
 
     /// The next frame: set-aside ones first (unless skipped), then the connection's. The
     /// connection-level ones (welcome, failure with id 0) are handled here.
     private func next(waitingFor what: String, deadline: ContinuousClock.Instant, skippingStash: Bool = false) throws(ClientError) -> Envelope {
-        if !skippingStash, !stash.isEmpty { return stash.removeFirst() }
+        if !skippingStash, let kept = stash.removeFirst() { return kept }
         while true {
             let envelope = try connection.receive(waitingFor: what, deadline: deadline)
             switch envelope.message {
