@@ -74,53 +74,33 @@ public enum Message: Sendable, Equatable {
     /// App → daemon: the delegate's answer to the phase with the same id.
     case phaseResult(accepted: Bool, method: DeliveryMethod?)
 
-    public var kind: UInt8 {
+    /// The message's kind: its wire byte and its name, from one table (`MessageKind`).
+    public var messageKind: MessageKind {
         switch self {
-        case .hello: return 0x01
-        case .welcome: return 0x02
-        case .failure: return 0x03
-        case .open: return 0x10
-        case .openResult: return 0x11
-        case .canOpen: return 0x12
-        case .canOpenResult: return 0x13
-        case .awaitCallback: return 0x14
-        case .callbackAddress: return 0x15
-        case .callback: return 0x16
-        case .pasteboard: return 0x40
-        case .pasteboardResult: return 0x41
-        case .query: return 0x20
-        case .queryResult: return 0x21
-        case .command: return 0x22
-        case .launchMethod: return 0x30
-        case .deliver: return 0x31
-        case .notify: return 0x32
-        case .phaseResult: return 0x33
+        case .hello: return .hello
+        case .welcome: return .welcome
+        case .failure: return .failure
+        case .open: return .open
+        case .openResult: return .openResult
+        case .canOpen: return .canOpen
+        case .canOpenResult: return .canOpenResult
+        case .awaitCallback: return .awaitCallback
+        case .callbackAddress: return .callbackAddress
+        case .callback: return .callback
+        case .pasteboard: return .pasteboard
+        case .pasteboardResult: return .pasteboardResult
+        case .query: return .query
+        case .queryResult: return .queryResult
+        case .command: return .command
+        case .launchMethod: return .launchMethod
+        case .deliver: return .deliver
+        case .notify: return .notify
+        case .phaseResult: return .phaseResult
         }
     }
 
-    public var kindName: String {
-        switch self {
-        case .hello: return "hello"
-        case .welcome: return "welcome"
-        case .failure: return "failure"
-        case .open: return "open"
-        case .openResult: return "openResult"
-        case .canOpen: return "canOpen"
-        case .canOpenResult: return "canOpenResult"
-        case .awaitCallback: return "awaitCallback"
-        case .callbackAddress: return "callbackAddress"
-        case .callback: return "callback"
-        case .pasteboard: return "pasteboard"
-        case .pasteboardResult: return "pasteboardResult"
-        case .query: return "query"
-        case .queryResult: return "queryResult"
-        case .command: return "command"
-        case .launchMethod: return "launchMethod"
-        case .deliver: return "deliver"
-        case .notify: return "notify"
-        case .phaseResult: return "phaseResult"
-        }
-    }
+    public var kind: UInt8 { messageKind.rawValue }
+    public var kindName: String { messageKind.name }
 }
 
 extension Message {
@@ -143,4 +123,18 @@ public struct Envelope: Sendable, Equatable {
         self.id = id
         self.message = message
     }
+}
+
+/// Every message kind with its byte on the wire (PROTOCOL.md §6), the one table the
+/// encoder, the decoder and error texts share.
+public enum MessageKind: UInt8, CaseIterable, Sendable {
+    case hello = 0x01, welcome = 0x02, failure = 0x03
+    case open = 0x10, openResult = 0x11, canOpen = 0x12, canOpenResult = 0x13
+    case awaitCallback = 0x14, callbackAddress = 0x15, callback = 0x16
+    case query = 0x20, queryResult = 0x21, command = 0x22
+    case launchMethod = 0x30, deliver = 0x31, notify = 0x32, phaseResult = 0x33
+    case pasteboard = 0x40, pasteboardResult = 0x41
+
+    /// The name PROTOCOL.md and error messages use (the case name).
+    public var name: String { "\(self)" }
 }

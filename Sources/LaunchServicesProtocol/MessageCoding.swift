@@ -95,21 +95,22 @@ extension Envelope {
             let (tag, value) = try r.field()
             f.append(tag, value)
         }
+        guard let messageKind = MessageKind(rawValue: kind) else { throw .unknownKind(kind) }
         let message: Message
-        switch kind {
-        case 0x01:
+        switch messageKind {
+        case .hello:
             let roleText = try f.string(2, "hello", "role")
             guard let role = PeerRole(rawValue: roleText) else { throw .invalid("role", "'\(roleText)' is neither 'client' nor 'app'") }
             message = .hello(version: try f.u64(1, "hello", "version"), role: role, program: f.optionalString(3), bundlePath: f.optionalString(4))
-        case 0x02:
+        case .welcome:
             message = .welcome(version: try f.u64(1, "welcome", "version"), identity: try f.string(2, "welcome", "identity"))
-        case 0x03:
+        case .failure:
             message = .failure(OpenError(
                 try f.enumValue(1, "failure", "code"), phase: try f.optionalEnum(3, "phase"),
                 try f.string(2, "failure", "message")))
-        case 0x10:
+        case .open:
             message = .open(url: try f.string(1, "open", "url"), annotation: try f.optionalPlist(2), returnTo: f.optionalString(3))
-        case 0x11:
+        case .openResult:
             var timings: [PhaseTiming] = []
             for value in f.all(8) {
                 var g = Fields()
@@ -128,17 +129,17 @@ extension Envelope {
             message = .openResult(OpenOutcome(
                 app: f.optionalString(2), error: error, launched: try f.optionalBool(7, "launched") ?? false,
                 method: try f.optionalEnum(6, "method"), timings: timings))
-        case 0x12:
+        case .canOpen:
             message = .canOpen(url: try f.string(1, "canOpen", "url"))
-        case 0x13:
+        case .canOpenResult:
             message = .canOpenResult(canOpen: try f.bool(1, "canOpenResult", "canOpen"), app: f.optionalString(2))
-        case 0x14:
+        case .awaitCallback:
             message = .awaitCallback
-        case 0x15:
+        case .callbackAddress:
             message = .callbackAddress(url: try f.string(1, "callbackAddress", "url"))
-        case 0x16:
+        case .callback:
             message = .callback(url: try f.string(1, "callback", "url"), sourceApplication: try f.string(2, "callback", "sourceApplication"))
-        case 0x40:
+        case .pasteboard:
             var request = PasteboardRequest(try f.enumValue(1, "pasteboard", "operation"))
             request.name = f.optionalString(2)
             request.items = try f.items("pasteboard")
@@ -147,27 +148,25 @@ extension Envelope {
             request.expireSeconds = try f.optionalU64(6, "expireSeconds")
             request.persistent = try f.optionalBool(7, "persistent") ?? false
             message = .pasteboard(request)
-        case 0x41:
+        case .pasteboardResult:
             message = .pasteboardResult(PasteboardSnapshot(
                 name: try f.string(1, "pasteboardResult", "name"), changeCount: try f.u64(2, "pasteboardResult", "changeCount"),
                 items: try f.items("pasteboardResult"), expiresInSeconds: try f.optionalU64(4, "expiresInSeconds"),
                 persistent: try f.optionalBool(5, "persistent") ?? false, passwordProtected: try f.optionalBool(6, "passwordProtected") ?? false))
-        case 0x20:
+        case .query:
             message = .query(topic: try f.string(1, "query", "topic"))
-        case 0x21:
+        case .queryResult:
             message = .queryResult(json: try f.string(1, "queryResult", "json"))
-        case 0x22:
+        case .command:
             message = .command(verb: try f.string(1, "command", "verb"), arguments: f.all(2).map(\.string))
-        case 0x30:
+        case .launchMethod:
             message = .launchMethod(try f.enumValue(1, "launchMethod", "phase"), try f.delivery("launchMethod"))
-        case 0x31:
+        case .deliver:
             message = .deliver(try f.delivery("deliver"))
-        case 0x32:
+        case .notify:
             message = .notify(try f.enumValue(1, "notify", "notification"))
-        case 0x33:
+        case .phaseResult:
             message = .phaseResult(accepted: try f.bool(1, "phaseResult", "accepted"), method: try f.optionalEnum(2, "method"))
-        default:
-            throw .unknownKind(kind)
         }
         return Envelope(id: id, message)
     }

@@ -74,3 +74,15 @@ struct ForwardCompatibilityTests {
         #expect(try Envelope.decode(command) == Envelope(id: 7, .command(verb: "verb", arguments: ["a", "b"])))
     }
 }
+
+@Suite("Message kinds: one table")
+struct MessageKindTableTests {
+    @Test("every kind has a distinct byte and name, and decoding an unknown byte names it")
+    func table() {
+        #expect(Set(MessageKind.allCases.map(\.rawValue)).count == MessageKind.allCases.count)
+        #expect(Set(MessageKind.allCases.map(\.name)).count == MessageKind.allCases.count)
+        #expect(MessageKind.pasteboardResult.name == "pasteboardResult")
+        #expect(Message.awaitCallback.kind == 0x14 && Message.awaitCallback.kindName == "awaitCallback")
+        #expect(MessageKind(rawValue: 0x7E) == nil)
+    }
+}
