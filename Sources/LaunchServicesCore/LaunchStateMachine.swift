@@ -118,9 +118,12 @@ public struct LaunchStateMachine: Sendable {
         return actions
     }
 
-    /// The spawn succeeded.
-    public mutating func spawned(app: String, pid: Int32) {
+    /// The spawn succeeded. Nothing to do until the app checks in (the launch deadline is
+    /// already armed); it returns actions like every event, so the daemon treats all alike.
+    @discardableResult
+    public mutating func spawned(app: String, pid: Int32) -> [Action] {
         apps[app]?.pid = pid
+        return []
     }
 
     /// An app started outside the daemon connected and proved who it is: it is running, in

@@ -608,7 +608,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             perform(machine.spawnFailed(app: app, reason: error.description, now: now))
             return
         }
-        machine.spawned(app: app, pid: process.pid)
+        perform(machine.spawned(app: app, pid: process.pid))
         hasSpawned = true
         processes[app] = process
         appByPID[process.pid] = app
