@@ -26,7 +26,7 @@ enum LogRedaction {
         out.reserveCapacity(haystack.count)
         var i = 0
         while i < haystack.count {
-            if i + needle.count <= haystack.count, haystack[i] == needle[0], Array(haystack[i..<(i + needle.count)]) == needle {
+            if i + needle.count <= haystack.count, haystack[i..<(i + needle.count)].elementsEqual(needle) {
                 out += replacement.utf8
                 i += needle.count
             } else {
