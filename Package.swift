@@ -17,6 +17,9 @@ let package = Package(
         .library(name: "LaunchServicesApp", targets: ["LaunchServicesApp"]),
         .library(name: "LaunchServicesClient", targets: ["LaunchServicesClient"]),
         .library(name: "LaunchServicesCore", targets: ["LaunchServicesCore"]),
+        // For tests: drive an ApplicationDelegate in-process, run the daemon in-process on
+        // embedded channels, and start real daemons and apps as child processes.
+        .library(name: "LaunchServicesTesting", targets: ["LaunchServicesTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -108,6 +111,17 @@ let package = Package(
         .executableTarget(name: "tweeter", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/tweeter", linkerSettings: staticApp),
         .executableTarget(name: "x-sadun-services", dependencies: ["LaunchServicesApp"], path: "Sources/Apps/x-sadun-services", linkerSettings: staticApp),
 
+        // The testing kit (see the product above).
+        .target(
+            name: "LaunchServicesTesting",
+            dependencies: [
+                "LaunchServicesApp", "LaunchServicesDaemon", "LaunchServicesCore", "LaunchServicesProtocol", "LaunchServicesClient", "CLaunchServicesShim",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         .testTarget(name: "LaunchServicesCoreTests", dependencies: ["LaunchServicesCore"]),
         .testTarget(name: "LaunchServicesProtocolTests", dependencies: ["LaunchServicesProtocol", "LaunchServicesCore"]),
         .testTarget(
@@ -117,6 +131,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "LaunchServicesTestingTests",
+            dependencies: ["LaunchServicesTesting", "LaunchServicesApp", "LaunchServicesCore", "LaunchServicesProtocol"]
         ),
         .testTarget(
             name: "IntegrationTests",
