@@ -2,17 +2,22 @@ import CLaunchServicesShim
 import Dispatch
 import Foundation
 import LaunchServicesCore
+import NIOCore
+import NIOPosix
 
 /// A running app process the daemon started: its pid, a pidfd (signals and exit without
 /// pid-reuse races) and the daemon's end of the socketpair whose other end is the app's fd 3.
-public final class AppProcess: @unchecked Sendable {
+public final class AppProcess: LaunchedProcess, @unchecked Sendable {
     public let bundleID: String
     public let pid: Int32
     let pidfd: Int32
     /// The daemon's end of the socketpair, until NIO adopts it (-1 for an app started by
     /// hand, which connected to the socket instead).
     let channelFD: Int32
+    /// Set once, by `watchExit`, before the source can fire; then read only by its handler.
     private var exitSource: DispatchSourceRead?
+    /// Where exit notifications are read; one queue for every app.
+    private static let exits = DispatchQueue(label: "launchservicesd.exits")
 
     init(bundleID: String, pid: Int32, pidfd: Int32, channelFD: Int32 = -1) {
         self.bundleID = bundleID
@@ -21,8 +26,9 @@ public final class AppProcess: @unchecked Sendable {
         self.channelFD = channelFD
     }
 
-    /// Calls `onExit` once, on `queue`, when the process has exited and been reaped.
-    func watchExit(queue: DispatchQueue, onExit: @escaping @Sendable (ExitStatus) -> Void) {
+    /// Calls `onExit` once, on the exits queue, when the process has exited and been reaped.
+    public func watchExit(_ onExit: @escaping @Sendable (ExitStatus) -> Void) {
+        let queue = Self.exits
         let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
         let pidfd = self.pidfd
         // The handler holds `self` (and so the source) until the source is cancelled on exit.
@@ -40,13 +46,18 @@ public final class AppProcess: @unchecked Sendable {
     }
 
     /// Sends a signal through the pidfd; harmless when the process already exited.
-    func signal(_ sig: Int32) {
+    public func signal(_ sig: Int32) {
         _ = ls_pidfd_send_signal(pidfd, sig)
+    }
+
+    /// Adopts the daemon's end of the socketpair into a NIO channel on `loop`.
+    package func connect(on loop: EventLoop, initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Channel> {
+        ClientBootstrap(group: loop).channelInitializer(initialize).withConnectedSocket(channelFD)
     }
 }
 
 /// Starts app executables with the daemon's connection as fd 3.
-public struct AppLauncher: Sendable {
+public struct AppLauncher: AppLaunching {
     /// The daemon's environment, computed once; each spawn adds the app's own variables.
     let baseEnvironment: [String]
     let socketPath: String
@@ -69,6 +80,10 @@ public struct AppLauncher: Sendable {
     /// `Application.main`. Linux counts the spawning *thread* as the parent: the daemon
     /// calls this on its event loop thread, which ends only after shutdown has waited for
     /// (or killed) every app.
+    package func launch(_ bundle: AppBundle) throws(SpawnError) -> any LaunchedProcess {
+        try spawn(bundle)
+    }
+
     public func spawn(_ bundle: AppBundle) throws(SpawnError) -> AppProcess {
         // Checked again at each launch: the file may have been replaced since registration
         // (by a symbolic link out of the bundle, say).

@@ -4,23 +4,50 @@ import LaunchServicesProtocol
 import NIOCore
 import NIOPosix
 
+/// Who is at the other end of a socket connection, as the kernel says (SO_PEERCRED).
+package struct PeerCredentials: Sendable, Equatable {
+    package var pid: Int32
+    package var uid: UInt32
+    package init(pid: Int32, uid: UInt32) {
+        self.pid = pid
+        self.uid = uid
+    }
+}
+
+/// All a connection's handler may tell the daemon, and all it may ask of it: the daemon's
+/// narrow face toward the network edge. The handler never reaches further in.
+protocol ConnectionEvents: AnyObject {
+    /// A connection became active; nil when it is refused (the daemon has closed it).
+    func connectionOpened(channel: Channel, kind: ClientConnection.Kind, peer: PeerCredentials?) -> ClientConnection?
+    func received(_ envelope: Envelope, from connection: ClientConnection)
+    func protocolViolation(_ text: String, on connection: ClientConnection)
+    func peerFinishedSending(_ connection: ClientConnection)
+    func connectionEnded(_ connection: ClientConnection, error: Error)
+    func connectionClosed(_ connection: ClientConnection)
+    /// The end of a batch of reads: write out what the batch produced.
+    func flushPending()
+}
+
 /// The channel end of a connection: turns frames into envelopes for the daemon and reports
 /// the connection's life. All protocol decisions are the daemon's.
 final class ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
-    private let daemon: LaunchServicesDaemon
+    private let events: any ConnectionEvents
     private let kind: ClientConnection.Kind
+    /// Given by the testing kit, whose channels have no socket to ask.
+    private let givenPeer: PeerCredentials?
     private var connection: ClientConnection?
 
-    init(daemon: LaunchServicesDaemon, kind: ClientConnection.Kind) {
-        self.daemon = daemon
+    init(events: any ConnectionEvents, kind: ClientConnection.Kind, peer: PeerCredentials? = nil) {
+        self.events = events
         self.kind = kind
+        givenPeer = peer
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        let peer = kind == .socket ? Self.peerCredentials(context.channel) : nil
-        connection = daemon.connectionOpened(channel: context.channel, kind: kind, peer: peer)
+        let peer = kind == .socket ? givenPeer ?? Self.peerCredentials(context.channel) : nil
+        connection = events.connectionOpened(channel: context.channel, kind: kind, peer: peer)
         context.fireChannelActive()
     }
 
@@ -36,16 +63,16 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
         switch decoded {
         case .success(let envelope):
-            daemon.received(envelope, from: connection)
+            events.received(envelope, from: connection)
         case .failure(let error):
-            daemon.protocolViolation(error.description, on: connection)
+            events.protocolViolation(error.description, on: connection)
         }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             if let connection {
-                daemon.peerFinishedSending(connection)
+                events.peerFinishedSending(connection)
             } else {
                 context.close(promise: nil)
             }
@@ -55,7 +82,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        daemon.flushPending()
+        events.flushPending()
         context.fireChannelReadComplete()
     }
 
@@ -70,7 +97,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let connection { daemon.connectionClosed(connection) }
+        if let connection { events.connectionClosed(connection) }
         connection = nil
         context.fireChannelInactive()
     }
@@ -83,22 +110,21 @@ final class ConnectionHandler: ChannelInboundHandler {
             return
         }
         if let wire = error as? WireError {
-            daemon.protocolViolation(wire.description, on: connection)
+            events.protocolViolation(wire.description, on: connection)
         } else if error is IOError || error is ChannelError {
-            daemon.logger.debug("connection ended: \(error)", metadata: ["peer": "\(connection.identity)"])
-            context.close(promise: nil)
+            events.connectionEnded(connection, error: error)
         } else {
-            daemon.protocolViolation("\(error)", on: connection)
+            events.protocolViolation("\(error)", on: connection)
         }
     }
 
     /// SO_PEERCRED through NIO's socket-option access. On the channel's loop the option is
     /// read at once and the future is already fulfilled, so the callback runs inline.
-    static func peerCredentials(_ channel: Channel) -> (pid: Int32, uid: UInt32)? {
+    static func peerCredentials(_ channel: Channel) -> PeerCredentials? {
         guard let provider = channel as? any SocketOptionProvider else { return nil }
         let future: EventLoopFuture<ls_ucred> = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-        var result: (pid: Int32, uid: UInt32)?
-        future.assumeIsolated().whenSuccess { cred in result = (cred.pid, cred.uid) }
+        var result: PeerCredentials?
+        future.assumeIsolated().whenSuccess { cred in result = PeerCredentials(pid: cred.pid, uid: cred.uid) }
         return result
     }
 }

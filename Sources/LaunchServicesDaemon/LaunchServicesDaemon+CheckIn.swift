@@ -20,61 +20,65 @@ extension LaunchServicesDaemon {
         let pidfd = ls_pidfd_open(pid)
         guard pidfd >= 0 else { return refuseCheckIn(connection, .notPermitted, "process \(pid) cannot be watched") }
         connection.checkingIn = true
-        fileQueue.async { [self] in
+        let verification = NIOLoopBound((self, connection), eventLoop: loop)
+        registryService.files.async {
             let verified = Result { () throws(CheckInVerification.Refusal) in try CheckInVerification.verify(pid: pid, bundlePath: bundlePath) }
-            loop.execute { [self] in
+            verification.eventLoop.execute {
+                let (daemon, connection) = verification.value
                 connection.checkingIn = false
-                let bundle: AppBundle
                 switch verified {
                 case .failure(let refusal):
                     close(pidfd)
-                    return refuseCheckIn(connection, refusal.code, refusal.message)
-                case .success(let value):
-                    bundle = value
+                    daemon.refuseCheckIn(connection, refusal.code, refusal.message)
+                case .success(let bundle):
+                    daemon.checkIn(connection, bundle: bundle, pid: pid, pidfd: pidfd)
                 }
-                guard !connection.closing, connections[ObjectIdentifier(connection.channel)] != nil, ls_pidfd_send_signal(pidfd, 0) == 0 else {
-                    close(pidfd)
-                    return
-                }
-                if let existing = registry.apps[bundle.id], existing.path != bundle.path {
-                    close(pidfd)
-                    return refuseCheckIn(connection, .invalidRequest, "'\(bundle.id)' is already registered from \(existing.path), not \(bundle.path)")
-                }
-                guard machine.state(of: bundle.id) == .notRunning, appConnections[bundle.id] == nil else {
-                    close(pidfd)
-                    return refuseCheckIn(connection, .invalidRequest, "\(bundle.id) is already running")
-                }
-                if registry.apps[bundle.id] == nil {
-                    do {
-                        try store?.save(bundle, source: .manual)
-                    } catch {
-                        close(pidfd)
-                        return refuseCheckIn(connection, .unavailable, "cannot save the registration of \(bundle.id): \(error)")
-                    }
-                    sources[bundle.id] = .manual
-                }
-                registry.register(bundle)
-                let process = AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd)
-                processes[bundle.id] = process
-                appByPID[pid] = bundle.id
-                process.watchExit(queue: exitQueue) { [self] status in
-                    loop.execute { self.processExited(process, status: status) }
-                }
-                connection.kind = .app(bundle.id)
-                connection.identity = bundle.id
-                connection.greeted = true
-                appConnections[bundle.id] = connection
-                logger.notice("\(bundle.id) (pid \(pid), started by hand) checked in", metadata: ["bundle_id": "\(bundle.id)", "pid": "\(pid)"])
-                send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: bundle.id)), to: connection)
-                perform(machine.attached(app: bundle.id, pid: pid, now: now))
-                flushPending()
             }
         }
+    }
+
+    /// A verified app: registered (saved first, off the loop, if it is new), then watched
+    /// and driven on its connection, unless it went away or another copy got there first.
+    private func checkIn(_ connection: ClientConnection, bundle: AppBundle, pid: Int32, pidfd: Int32, saved: Bool = false) {
+        guard !connection.closing, connections.contains(connection), ls_pidfd_send_signal(pidfd, 0) == 0 else {
+            close(pidfd)
+            return
+        }
+        if let existing = registry.apps[bundle.id], existing.path != bundle.path {
+            close(pidfd)
+            return refuseCheckIn(connection, .invalidRequest, "'\(bundle.id)' is already registered from \(existing.path), not \(bundle.path)")
+        }
+        guard machine.state(of: bundle.id) == .notRunning, connections.app(bundle.id) == nil else {
+            close(pidfd)
+            return refuseCheckIn(connection, .invalidRequest, "\(bundle.id) is already running")
+        }
+        if registry.apps[bundle.id] == nil, !saved {
+            connection.checkingIn = true
+            registryService.persist({ try $0.save(bundle, source: .manual) }) { [self] error in
+                connection.checkingIn = false
+                if let error {
+                    close(pidfd)
+                    return refuseCheckIn(connection, .unavailable, "cannot save the registration of \(bundle.id): \(error)")
+                }
+                checkIn(connection, bundle: bundle, pid: pid, pidfd: pidfd, saved: true)
+            }
+            return
+        }
+        registryService.register(bundle, source: registryService.isRegisteredByHand(bundle.id) || registry.apps[bundle.id] == nil ? .manual : .folder)
+        supervisor.track(AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd))
+        connection.kind = .app(bundle.id)
+        connection.identity = bundle.id
+        connection.greeted = true
+        connections.attach(connection, as: bundle.id)
+        logger.notice("\(bundle.id) (pid \(pid), started by hand) checked in", metadata: ["bundle_id": "\(bundle.id)", "pid": "\(pid)"])
+        send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: bundle.id)), to: connection)
+        perform(machine.attached(app: bundle.id, pid: pid, now: now))
+        flushPending()
     }
 
     private func refuseCheckIn(_ connection: ClientConnection, _ code: OpenErrorCode, _ text: String) {
         logger.warning("app check-in refused: \(text)")
         connection.closing = true
-        Self.refuse(connection.channel, with: OpenError(code, text))
+        ConnectionTable.refuse(connection.channel, with: OpenError(code, text))
     }
 }

@@ -2,13 +2,18 @@ import Foundation
 import LaunchServicesCore
 import LaunchServicesProtocol
 import Logging
+import NIOCore
 
 /// `lsctl register`, `unregister`, `default` and `explain`: the registry's administrative
-/// commands. Each change is written to the database before the in-memory registry, so a
-/// change the caller was told about survives a crash.
+/// commands. Each change is written to the database (off the loop) before the in-memory
+/// registry and before the answer, so a change the caller was told about survives a crash.
 extension LaunchServicesDaemon {
-    /// The answer to a command, or `nil` when it is answered later (`rescan`, `register`).
+    /// The answer to a command, or `nil` when it is answered later (changes, once saved).
     func execute(_ verb: String, _ arguments: [String], id: UInt32, from connection: ClientConnection) -> Message? {
+        let answer: (Message) -> Void = { [self] message in
+            send(Envelope(id: id, message), to: connection)
+            flushPending()
+        }
         loop.assertInEventLoop()
         func refuse(_ text: String) -> Message { .failure(OpenError(.invalidRequest, text)) }
         // Registering and unregistering change which app opens what for every caller: the
@@ -18,19 +23,18 @@ extension LaunchServicesDaemon {
         }
         switch (verb, arguments.count) {
         case ("register", 1):
-            register(path: arguments[0]) { [self] answer in
-                send(Envelope(id: id, answer), to: connection)
-                flushPending()
-            }
+            register(path: arguments[0], answer)
             return nil
         case ("unregister", 1):
-            return unregister(arguments[0])
+            unregister(arguments[0], answer)
+            return nil
         case ("default", 1), ("default", 2), ("clear-default", 1):
             // The user decides defaults; an app cannot make itself (or anyone) the default.
             guard connection.appID == nil, connection.identity == Self.shellIdentity else {
                 return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user sets default handlers (lsctl default SCHEME BUNDLE-ID)"))
             }
-            return setDefault(schemeText: arguments[0], id: verb == "clear-default" ? nil : arguments.dropFirst().first, clear: verb == "clear-default")
+            setDefault(schemeText: arguments[0], id: verb == "clear-default" ? nil : arguments.dropFirst().first, clear: verb == "clear-default", answer)
+            return nil
         case ("explain", 1):
             return explain(arguments[0], visible: visibleSchemes(for: connection))
         case ("rescan", 0):
@@ -43,84 +47,84 @@ extension LaunchServicesDaemon {
     /// Reads the bundle off the loop (its Info.plist is a file the caller chose), then
     /// registers it on the loop. The path must be absolute: the daemon's working directory
     /// means nothing to the caller (lsctl sends an absolute path). It is stored canonical.
-    private func register(path: String, _ done: @escaping @Sendable (Message) -> Void) {
+    private func register(path: String, _ done: @escaping (Message) -> Void) {
         guard path.hasPrefix("/") else {
             return done(.failure(OpenError(.invalidRequest, "cannot register '\(path)': give the bundle folder's absolute path")))
         }
-        fileQueue.async { [self] in
+        let request = NIOLoopBound((self, done), eventLoop: loop)
+        registryService.files.async {
             // BundleLoader makes the path canonical and bounds what it reads.
             let loaded = Result { () throws(BundleError) -> AppBundle in try BundleLoader.load(bundleAt: path) }
-            loop.execute { [self] in
+            request.eventLoop.execute {
+                let (daemon, done) = request.value
                 switch loaded {
                 case .failure(let error):
                     done(.failure(OpenError(.invalidRequest, "cannot register: \(error)")))
                 case .success(let bundle):
-                    done(register(bundle))
+                    daemon.register(bundle, done)
                 }
             }
         }
     }
 
-    private func register(_ bundle: AppBundle) -> Message {
+    private func register(_ bundle: AppBundle, _ done: @escaping (Message) -> Void) {
         if let existing = registry.apps[bundle.id], existing.path != bundle.path {
-            return .failure(OpenError(.invalidRequest, "cannot register \(bundle.path): '\(bundle.id)' is already registered from \(existing.path); run lsctl unregister \(bundle.id) first"))
+            return done(.failure(OpenError(.invalidRequest, "cannot register \(bundle.path): '\(bundle.id)' is already registered from \(existing.path); run lsctl unregister \(bundle.id) first")))
         }
-        do {
-            try store?.save(bundle, source: .manual)
-        } catch {
-            return .failure(OpenError(.unavailable, "cannot save the registration of \(bundle.id): \(error)"))
+        registryService.persist({ try $0.save(bundle, source: .manual) }) { [self] error in
+            if let error {
+                return done(.failure(OpenError(.unavailable, "cannot save the registration of \(bundle.id): \(error)")))
+            }
+            registryService.register(bundle, source: .manual)
+            logger.notice("registered \(bundle.id) from \(bundle.path)", metadata: ["bundle_id": "\(bundle.id)"])
+            done(.queryResult(json: JSONDocument.encode(["registered": AppReport(bundle)])))
         }
-        registry.register(bundle)
-        sources[bundle.id] = .manual
-        logger.notice("registered \(bundle.id) from \(bundle.path)", metadata: ["bundle_id": "\(bundle.id)"])
-        return .queryResult(json: JSONDocument.encode(["registered": AppReport(bundle)]))
     }
 
-    private func unregister(_ id: String) -> Message {
+    private func unregister(_ id: String, _ done: @escaping (Message) -> Void) {
         guard registry.apps[id] != nil else {
-            return .failure(OpenError(.invalidRequest, "no app with bundle id '\(id)' is registered; see lsctl apps"))
+            return done(.failure(OpenError(.invalidRequest, "no app with bundle id '\(id)' is registered; see lsctl apps")))
         }
-        do {
-            try store?.delete(id)
-        } catch {
-            return .failure(OpenError(.unavailable, "cannot remove the registration of \(id): \(error)"))
+        registryService.persist({ try $0.delete(id) }) { [self] error in
+            if let error {
+                return done(.failure(OpenError(.unavailable, "cannot remove the registration of \(id): \(error)")))
+            }
+            let source = registryService.unregister(id)
+            logger.notice("unregistered \(id)", metadata: ["bundle_id": "\(id)"])
+            var answer = ["unregistered": id]
+            if source == .folder { answer["note"] = "its bundle is in an apps folder: it is registered again when the daemon next scans the folders" }
+            done(.queryResult(json: JSONDocument.encode(answer)))
         }
-        registry.unregister(id)
-        let source = sources.removeValue(forKey: id)
-        logger.notice("unregistered \(id)", metadata: ["bundle_id": "\(id)"])
-        var answer = ["unregistered": id]
-        if source == .folder { answer["note"] = "its bundle is in an apps folder: it is registered again when the daemon next scans the folders" }
-        return .queryResult(json: JSONDocument.encode(answer))
     }
 
-    private func setDefault(schemeText: String, id: String?, clear: Bool) -> Message {
+    private func setDefault(schemeText: String, id: String?, clear: Bool, _ done: @escaping (Message) -> Void) {
         let scheme: URLScheme
         do {
             scheme = try URLScheme(validating: schemeText)
         } catch {
-            return .failure(OpenError(.invalidRequest, "\(error)"))
+            return done(.failure(OpenError(.invalidRequest, "\(error)")))
         }
         if id == nil && !clear {
-            return explainScheme(scheme, url: nil)
+            return done(explainScheme(scheme, url: nil))
         }
         if let id {
             guard let app = registry.apps[id] else {
-                return .failure(OpenError(.invalidRequest, "no app with bundle id '\(id)' is registered; see lsctl apps"))
+                return done(.failure(OpenError(.invalidRequest, "no app with bundle id '\(id)' is registered; see lsctl apps")))
             }
             guard app.schemes.contains(scheme) else {
                 let claimants = registry.resolve(scheme)?.claimants ?? []
-                return .failure(OpenError(.invalidRequest, "\(id) does not declare the scheme '\(scheme)' in its CFBundleURLTypes; \(claimants.isEmpty ? "no app claims it" : "claimants: \(claimants.joined(separator: ", "))")"))
+                return done(.failure(OpenError(.invalidRequest, "\(id) does not declare the scheme '\(scheme)' in its CFBundleURLTypes; \(claimants.isEmpty ? "no app claims it" : "claimants: \(claimants.joined(separator: ", "))")")))
             }
         }
-        let previous = registry.defaults[scheme]
-        do {
-            try store?.setDefault(id, for: scheme)
-        } catch {
-            return .failure(OpenError(.unavailable, "cannot save the default for '\(scheme)': \(error)"))
+        registryService.persist({ try $0.setDefault(id, for: scheme) }) { [self] error in
+            if let error {
+                return done(.failure(OpenError(.unavailable, "cannot save the default for '\(scheme)': \(error)")))
+            }
+            let previous = registry.defaults[scheme]
+            registryService.setDefault(id, for: scheme)
+            logger.notice("default handler for '\(scheme)' changed from \(previous ?? "(none)") to \(id ?? "(none)")", metadata: ["url_scheme": "\(scheme)"])
+            done(explainScheme(scheme, url: nil))
         }
-        registry.setDefault(id, for: scheme)
-        logger.notice("default handler for '\(scheme)' changed from \(previous ?? "(none)") to \(id ?? "(none)")", metadata: ["url_scheme": "\(scheme)"])
-        return explainScheme(scheme, url: nil)
     }
 
     private func explain(_ text: String, visible: Set<URLScheme>?) -> Message {

@@ -9,8 +9,8 @@ import NIOCore
 
 /// A connection's life: who the peer is and may be, the limits it meets on arrival, a
 /// refusal it can read, and what is dropped when it goes.
-extension LaunchServicesDaemon {
-    func connectionOpened(channel: Channel, kind: ClientConnection.Kind, peer: (pid: Int32, uid: UInt32)?) -> ClientConnection? {
+extension LaunchServicesDaemon: ConnectionEvents {
+    func connectionOpened(channel: Channel, kind: ClientConnection.Kind, peer: PeerCredentials?) -> ClientConnection? {
         loop.assertInEventLoop()
         let connection: ClientConnection
         switch kind {
@@ -22,19 +22,19 @@ extension LaunchServicesDaemon {
             }
             guard peer.uid == getuid() else {
                 logger.warning("refused a connection from uid \(peer.uid) (pid \(peer.pid)): only uid \(getuid()) may use this daemon")
-                Self.refuse(channel, with: OpenError(.notPermitted, "launchservicesd of uid \(getuid()) refuses peers of uid \(peer.uid)"))
+                ConnectionTable.refuse(channel, with: OpenError(.notPermitted, "launchservicesd of uid \(getuid()) refuses peers of uid \(peer.uid)"))
                 return nil
             }
             let limits = configuration.connectionLimits
-            guard socketConnections < limits.maximumPerUser else {
-                limitReached(.connectionsPerUser, "uid \(peer.uid) holds \(socketConnections) connections; pid \(peer.pid) was refused")
-                Self.refuse(channel, with: OpenError(.unavailable, "launchservicesd already serves \(socketConnections) connections of uid \(peer.uid), the limit (connections.maximumPerUser); close idle ones and retry"), linger: .milliseconds(250))
+            guard connections.socketCount < limits.maximumPerUser else {
+                limitReached(.connectionsPerUser, "uid \(peer.uid) holds \(connections.socketCount) connections; pid \(peer.pid) was refused")
+                ConnectionTable.refuse(channel, with: OpenError(.unavailable, "launchservicesd already serves \(connections.socketCount) connections of uid \(peer.uid), the limit (connections.maximumPerUser); close idle ones and retry"), linger: .milliseconds(250))
                 return nil
             }
             // A process an app started speaks as that app (its pid, or its nearest app
             // ancestor); one an app let go (adopted by the daemon) as an unknown app.
-            let origin: ProcessAncestry.Origin = appByPID[peer.pid].map { .app($0) }
-                ?? (hasSpawned ? ProcessAncestry.origin(of: peer.pid, daemon: getpid()) { appByPID[$0] } : .user)
+            let origin: ProcessAncestry.Origin = supervisor.app(pid: peer.pid).map { .app($0) }
+                ?? (supervisor.hasSpawned ? ProcessAncestry.origin(of: peer.pid, daemon: getpid()) { supervisor.app(pid: $0) } : .user)
             let identity: String
             switch origin {
             case .app(let app): identity = app
@@ -44,36 +44,28 @@ extension LaunchServicesDaemon {
             connection = ClientConnection(channel: channel, kind: .socket, identity: identity)
             connection.peerPID = peer.pid
             connection.descendsFromApp = origin != .user
-            socketConnections += 1
             connection.helloDeadline = loop.scheduleTask(in: .nanoseconds(Int64(limits.firstMessageTimeout.nanoseconds))) { [self] in
                 guard !connection.greeted, !connection.closing else { return }
                 limitReached(.firstMessage, "pid \(peer.pid) said nothing for \(limits.firstMessageTimeout)")
                 connection.closing = true
-                Self.refuse(channel, with: OpenError(.protocolError, "no hello within \(limits.firstMessageTimeout) of connecting (connections.firstMessageSeconds); say hello first"), linger: .milliseconds(250))
+                ConnectionTable.refuse(channel, with: OpenError(.protocolError, "no hello within \(limits.firstMessageTimeout) of connecting (connections.firstMessageSeconds); say hello first"), linger: .milliseconds(250))
             }
         case .app(let id):
             connection = ClientConnection(channel: channel, kind: kind, identity: id)
-            appConnections[id] = connection
         }
-        connections[ObjectIdentifier(channel)] = connection
+        connections.add(connection)
         return connection
     }
 
     func connectionClosed(_ connection: ClientConnection) {
         loop.assertInEventLoop()
-        guard connections.removeValue(forKey: ObjectIdentifier(connection.channel)) != nil else { return }
-        if connection.peerPID != nil { socketConnections -= 1 }
+        guard connections.remove(connection) else { return }
         connection.helloDeadline?.cancel()
-        unflushed[ObjectIdentifier(connection.channel)] = nil
         // Opens still queued for this caller are dropped: nobody would read their answers.
         machine.withdraw(connection.waiting)
-        for token in connection.waiting {
-            waiting[token] = nil
-            inFlight[token] = nil
-        }
+        executor.ledger.drop(connection.waiting)
         for token in connection.reservations { reservations[token] = nil }
-        if let app = connection.appID, appConnections[app] === connection {
-            appConnections[app] = nil
+        if let app = connection.appID, connections.detach(app, ifItIs: connection) != nil {
             perform(machine.disconnected(app: app))
         }
         flushPending()
@@ -81,7 +73,13 @@ extension LaunchServicesDaemon {
 
     /// Logs a limit being reached (once, then at most once a minute with a count).
     func limitReached(_ limit: PeerLimit, _ detail: String) {
-        limitLog.reached(limit, detail, logger: logger)
+        connections.limitReached(limit, detail)
+    }
+
+    /// An I/O error (the peer reset the connection) only ends it.
+    func connectionEnded(_ connection: ClientConnection, error: Error) {
+        logger.debug("connection ended: \(error)", metadata: ["peer": "\(connection.identity)"])
+        connection.channel.close(promise: nil)
     }
 
     func protocolViolation(_ text: String, on connection: ClientConnection) {
@@ -89,19 +87,7 @@ extension LaunchServicesDaemon {
         guard !connection.closing else { return }
         connection.closing = true
         logger.warning("protocol violation; closing the connection: \(text)", metadata: ["peer": "\(connection.identity)"])
-        Self.refuse(connection.channel, with: OpenError(.protocolError, text))
-    }
-
-    /// Sends a last `failure` (id 0) and ends the connection so that the peer reads it: the
-    /// daemon stops writing, then discards what the peer still sends until it closes (at most
-    /// 2 s). Closing at once would throw away unread bytes and make the kernel reset the
-    /// connection, and the peer would see ECONNRESET instead of the reason.
-    static func refuse(_ channel: Channel, with error: OpenError, linger: TimeAmount = .seconds(2)) {
-        let frame = Frame.encode(Envelope(id: 0, .failure(error)))
-        channel.writeAndFlush(channel.allocator.buffer(bytes: frame)).whenComplete { _ in
-            channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
-            channel.eventLoop.scheduleTask(in: linger) { channel.close(promise: nil) }
-        }
+        ConnectionTable.refuse(connection.channel, with: OpenError(.protocolError, text))
     }
 
     /// The peer shut down its sending side (a script's `shutdown(SHUT_WR)`, or a tool that

@@ -27,14 +27,14 @@ extension LaunchServicesDaemon {
         case "status":
             return .queryResult(json: JSONDocument.encode(StatusReport(
                 version: Self.version, pid: getpid(), socket: socketPath,
-                uptimeSeconds: Double(NIODeadline.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9,
+                uptimeSeconds: Double(now - started.uptimeNanoseconds) / 1e9,
                 appsRegistered: registry.apps.count, schemesRegistered: registry.claimants.count,
                 appsRunning: machine.running.count, appsSuspended: machine.running.filter { $0.record.state == .suspended }.count,
-                opensServed: opensServed,
+                opensServed: executor.ledger.served,
                 pasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty }.count,
                 persistentPasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty && $0.persistent }.count,
                 frontmost: machine.frontmost,
-                appsFolders: visible == nil ? configuration.appsFolders : [], refusedBundles: visible == nil ? loadErrors.map(\.description) : [])))
+                appsFolders: visible == nil ? configuration.appsFolders : [], refusedBundles: visible == nil ? registryService.refused.map(\.description) : [])))
         case "apps":
             return .queryResult(json: JSONDocument.encode(registry.apps.values.filter(listed).sorted { $0.id < $1.id }.map { app in
                 let own = visible == nil || app.id == connection.identity

@@ -235,18 +235,18 @@ struct SocketFolderTests {
             chmod(root + "/" + name, mode_t(mode))
         }
         try fm.createSymbolicLink(atPath: root + "/link", withDestinationPath: root + "/private")
-        #expect(throws: Never.self) { try LaunchServicesDaemon.checkSocketFolder(root + "/private") }
-        #expect(throws: Never.self) { try LaunchServicesDaemon.checkSocketFolder(root + "/sticky") }
-        #expect(throws: Never.self) { try LaunchServicesDaemon.checkSocketFolder("/tmp") }
+        #expect(throws: Never.self) { try SocketListener.checkSocketFolder(root + "/private") }
+        #expect(throws: Never.self) { try SocketListener.checkSocketFolder(root + "/sticky") }
+        #expect(throws: Never.self) { try SocketListener.checkSocketFolder("/tmp") }
         for (name, words) in [("open", "writable by others (mode 777)"), ("group", "writable by others (mode 770)"), ("link", "is not a folder"), ("missing", "cannot inspect")] {
-            let error = #expect(throws: DaemonError.self) { try LaunchServicesDaemon.checkSocketFolder(root + "/" + name) }
+            let error = #expect(throws: DaemonError.self) { try SocketListener.checkSocketFolder(root + "/" + name) }
             #expect(error?.description.contains(words) == true, "\(error?.description ?? "")")
         }
         if getuid() == 0 {
             try fm.createDirectory(atPath: root + "/foreign", withIntermediateDirectories: false)
             chmod(root + "/foreign", 0o700)
             chown(root + "/foreign", 65534, 65534)
-            let error = #expect(throws: DaemonError.self) { try LaunchServicesDaemon.checkSocketFolder(root + "/foreign") }
+            let error = #expect(throws: DaemonError.self) { try SocketListener.checkSocketFolder(root + "/foreign") }
             #expect(error?.description.contains("belongs to uid 65534, not to you") == true)
         }
     }

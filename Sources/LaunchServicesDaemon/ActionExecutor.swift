@@ -1,0 +1,158 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LaunchServicesCore
+import LaunchServicesProtocol
+import Logging
+import NIOCore
+
+/// Turns the launch state machine's actions into I/O: spawning through the supervisor,
+/// frames to apps and callers through the connection table, deadline and grace timers on
+/// the loop, signals, and the outcome's log line. It decides nothing; what it learns while
+/// acting (a spawn failed, a timer fired) goes back as `Feedback` for the machine to decide.
+final class ActionExecutor {
+    /// What acting produced, for the coordinator to hand to the machine.
+    enum Feedback {
+        case spawned(app: String, pid: Int32)
+        case spawnFailed(app: String, reason: String)
+        case deadlinePassed(app: String, token: UInt64)
+        case graceExpired(app: String, token: UInt64)
+        /// A caller got its answer (it may now be closed, if it finished sending).
+        case answered(ClientConnection)
+    }
+
+    private let loop: EventLoop
+    private let logger: Logger
+    private let configuration: DaemonConfiguration
+    private let supervisor: ProcessSupervisor
+    private let connections: ConnectionTable
+    private var deadlineTasks: [String: Scheduled<Void>] = [:]
+    private var graceTasks: [String: Scheduled<Void>] = [:]
+    /// The opens owed an answer.
+    var ledger = OpenLedger()
+    /// Set by the coordinator: where feedback goes (to the machine, then back here).
+    var feedback: (Feedback) -> Void = { _ in }
+    /// Set by the coordinator: the registered bundle of an app, to launch it.
+    var bundle: (String) -> AppBundle? = { _ in nil }
+    /// Set by the coordinator: builds the pipeline of a launched app's connection.
+    var appPipeline: @Sendable (Channel, String) -> EventLoopFuture<Void> = { channel, _ in channel.eventLoop.makeSucceededVoidFuture() }
+
+    init(loop: EventLoop, logger: Logger, configuration: DaemonConfiguration, supervisor: ProcessSupervisor, connections: ConnectionTable) {
+        self.loop = loop
+        self.logger = logger
+        self.configuration = configuration
+        self.supervisor = supervisor
+        self.connections = connections
+    }
+
+    func perform(_ actions: [LaunchStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .spawn(let app):
+                spawn(app)
+            case .sendLaunchMethod(let app, let phase, let token, let request):
+                connections.send(Envelope(id: UInt32(truncatingIfNeeded: token), .launchMethod(phase, Delivery(request))), toApp: app)
+            case .deliver(let app, let token, let request):
+                connections.send(Envelope(id: UInt32(truncatingIfNeeded: token), .deliver(Delivery(request))), toApp: app)
+            case .notify(let app, let notification):
+                connections.send(Envelope(id: 0, .notify(notification)), toApp: app)
+            case .armDeadline(let app, _, let token, let after):
+                deadlineTasks[app]?.cancel()
+                deadlineTasks[app] = loop.scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+                    feedback(.deadlinePassed(app: app, token: token))
+                }
+            case .reply(let token, let outcome):
+                reply(token: token, outcome)
+            case .terminate(let app, let pid, let reason):
+                logger.warning("terminating \(app) (pid \(pid)): \(describe(reason))", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
+                supervisor.signal(app, SIGKILL)
+            case .armGrace(let app, let token, let after):
+                graceTasks[app]?.cancel()
+                graceTasks[app] = loop.scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+                    graceTasks[app] = nil
+                    feedback(.graceExpired(app: app, token: token))
+                }
+            case .suspend(let app, let pid):
+                logger.info("suspending \(app) (pid \(pid)): in the background for \(configuration.background.suspendAfter.map { "\($0)" } ?? "?")", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
+                supervisor.signal(app, SIGSTOP)
+            case .resume(let app, let pid):
+                logger.info("resuming \(app) (pid \(pid))", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
+                supervisor.signal(app, SIGCONT)
+            }
+        }
+    }
+
+    /// Stops the timers of an app that exited.
+    func forget(_ app: String) {
+        deadlineTasks.removeValue(forKey: app)?.cancel()
+        graceTasks.removeValue(forKey: app)?.cancel()
+    }
+
+    /// Stops every grace timer: at shutdown the machine answers what they guarded.
+    func cancelGraceTimers() {
+        for task in graceTasks.values { task.cancel() }
+        graceTasks.removeAll()
+    }
+
+    private func describe(_ reason: LaunchStateMachine.TerminationReason) -> String {
+        switch reason {
+        case .missedDeadline(let phase):
+            return "it did not finish \(phase.rawValue) within \(configuration.deadlines[phase])"
+        case .evicted:
+            return "more than \(configuration.background.maximumLiveApps) apps are alive and it is the least recently used suspended one"
+        case .disconnected:
+            return "its connection to launchservicesd closed, so it can no longer be driven"
+        }
+    }
+
+    private func spawn(_ app: String) {
+        guard let bundle = bundle(app) else {
+            feedback(.spawnFailed(app: app, reason: "it is no longer registered"))
+            return
+        }
+        let process: any LaunchedProcess
+        do {
+            process = try supervisor.launch(bundle)
+        } catch {
+            logger.error("launch failed: \(error)", metadata: ["bundle_id": "\(app)", "phase": "launch", "outcome": "launchFailed"])
+            feedback(.spawnFailed(app: app, reason: error.description))
+            return
+        }
+        feedback(.spawned(app: app, pid: process.pid))
+        logger.debug("spawned \(app) (pid \(process.pid))", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])
+        let pipeline = appPipeline
+        process.connect(on: loop) { channel in pipeline(channel, app) }
+            .whenFailure { [logger] error in
+                logger.error("could not adopt \(app)'s connection: \(error)", metadata: ["bundle_id": "\(app)"])
+                process.signal(SIGKILL)
+            }
+    }
+
+    private func reply(token: UInt64, _ outcome: OpenOutcome) {
+        var metadata: Logger.Metadata = ["bundle_id": "\(outcome.app ?? "-")", "outcome": "\(outcome.error?.code.rawValue ?? "opened")"]
+        let entry = ledger.finish(token)
+        if let entry {
+            metadata["url_scheme"] = "\(entry.scheme)"
+            metadata["source_application"] = "\(entry.source)"
+        }
+        if let phase = outcome.error?.phase { metadata["phase"] = "\(phase.rawValue)" }
+        if let error = outcome.error {
+            logger.notice("open failed: \(LogRedaction.redact(error.message, urls: entry.map { [$0.url] } ?? []))", metadata: metadata)
+        } else {
+            // Who asked, what opened, and each phase: the line a person reads in the journal.
+            let asked = entry.map { "\($0.scheme): for \($0.source) " } ?? ""
+            let phases = outcome.timings.map { "\($0.phase.rawValue) \(Milliseconds.text($0.nanoseconds, decimals: 2)) ms" }.joined(separator: ", ")
+            logger.info("opened \(asked)in \(outcome.app ?? "?") via \(outcome.method?.rawValue ?? "?") (\(outcome.launched ? "launched" : "warm"): \(phases))", metadata: metadata)
+        }
+        guard let entry else { return }
+        connections.send(Envelope(id: entry.id, .openResult(outcome)), to: entry.connection)
+        feedback(.answered(entry.connection))
+    }
+}
+
+extension Delivery {
+    /// What an app is handed for an open request.
+    init(_ request: OpenRequest) {
+        self.init(url: request.url, sourceApplication: request.sourceApplication, annotation: request.annotation, warning: request.warning)
+    }
+}

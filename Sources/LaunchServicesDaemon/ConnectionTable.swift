@@ -1,0 +1,106 @@
+import LaunchServicesCore
+import LaunchServicesProtocol
+import Logging
+import NIOCore
+
+/// Owns the open connections: every peer by channel, the apps' connections by bundle id,
+/// the count of socket peers (`connections.maximumPerUser`), the replies written but not yet
+/// flushed, and the log of limits reached. Every frame the daemon writes goes through
+/// `send`, so the cap on unread replies is enforced in one place. Confined to the loop.
+final class ConnectionTable {
+    private let limits: ConnectionLimits
+    private let logger: Logger
+    private var all: [ObjectIdentifier: ClientConnection] = [:]
+    private var apps: [String: ClientConnection] = [:]
+    private var unflushed: [ObjectIdentifier: Channel] = [:]
+    private var limitLog = LimitLog()
+    /// Connections on the socket (not apps' launch connections).
+    private(set) var socketCount = 0
+
+    init(limits: ConnectionLimits, logger: Logger) {
+        self.limits = limits
+        self.logger = logger
+    }
+
+    var connections: Dictionary<ObjectIdentifier, ClientConnection>.Values { all.values }
+
+    func contains(_ connection: ClientConnection) -> Bool { all[ObjectIdentifier(connection.channel)] != nil }
+
+    func add(_ connection: ClientConnection) {
+        all[ObjectIdentifier(connection.channel)] = connection
+        if connection.peerPID != nil { socketCount += 1 }
+        if let app = connection.appID { apps[app] = connection }
+    }
+
+    /// Forgets a closed connection; false if it was already forgotten.
+    func remove(_ connection: ClientConnection) -> Bool {
+        guard all.removeValue(forKey: ObjectIdentifier(connection.channel)) != nil else { return false }
+        if connection.peerPID != nil { socketCount -= 1 }
+        unflushed[ObjectIdentifier(connection.channel)] = nil
+        return true
+    }
+
+    /// The connection that drives `app`, if it has one.
+    func app(_ app: String) -> ClientConnection? { apps[app] }
+
+    /// A socket peer became `app` (a hand-started app's check-in).
+    func attach(_ connection: ClientConnection, as app: String) { apps[app] = connection }
+
+    /// Forgets `app`'s connection if it is `connection` (or any, when nil); true if it was.
+    @discardableResult
+    func detach(_ app: String, ifItIs connection: ClientConnection? = nil) -> ClientConnection? {
+        guard let current = apps[app], connection == nil || current === connection else { return nil }
+        apps[app] = nil
+        return current
+    }
+
+    /// Logs a limit being reached (once, then at most once a minute with a count).
+    func limitReached(_ limit: PeerLimit, _ detail: String) {
+        limitLog.reached(limit, detail, logger: logger)
+    }
+
+    /// Queues a frame; `flush` writes every touched channel once per event.
+    ///
+    /// A peer that does not read its replies is paced (the handler stops reading its
+    /// requests above `ConnectionLimits.stopReadingAboveBytes`) and, once more than
+    /// `maximumQueuedOutputBytes` wait for it, disconnected: its replies are dropped.
+    func send(_ envelope: Envelope, to connection: ClientConnection) {
+        let channel = connection.channel
+        guard !connection.overflowed else { return }
+        let cap = limits.maximumQueuedOutputBytes
+        if let queued = try? channel.syncOptions?.getOption(.bufferedWritableBytes), queued > cap {
+            connection.overflowed = true
+            connection.closing = true
+            limitReached(.queuedOutput, "\(connection.identity) (pid \(connection.peerPID.map { "\($0)" } ?? "-")) left \(queued) bytes of replies unread; disconnected")
+            logger.warning("disconnecting \(connection.identity): more than \(cap) bytes of replies queued and unread (connections.maximumQueuedOutputBytes)", metadata: ["peer": "\(connection.identity)"])
+            channel.close(promise: nil)
+            return
+        }
+        channel.write(channel.allocator.buffer(bytes: Frame.encode(envelope)), promise: nil)
+        unflushed[ObjectIdentifier(channel)] = channel
+    }
+
+    /// Sends to the app's connection; dropped when the app has none (it is gone).
+    func send(_ envelope: Envelope, toApp app: String) {
+        guard let connection = apps[app] else { return }
+        send(envelope, to: connection)
+    }
+
+    func flush() {
+        guard !unflushed.isEmpty else { return }
+        for channel in unflushed.values { channel.flush() }
+        unflushed.removeAll(keepingCapacity: true)
+    }
+
+    /// Sends a last `failure` (id 0) and ends the connection so that the peer reads it: the
+    /// daemon stops writing, then discards what the peer still sends until it closes (at most
+    /// `linger`). Closing at once would throw away unread bytes and make the kernel reset the
+    /// connection, and the peer would see ECONNRESET instead of the reason.
+    static func refuse(_ channel: Channel, with error: OpenError, linger: TimeAmount = .seconds(2)) {
+        let frame = Frame.encode(Envelope(id: 0, .failure(error)))
+        channel.writeAndFlush(channel.allocator.buffer(bytes: frame)).whenComplete { _ in
+            channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
+            channel.eventLoop.scheduleTask(in: linger) { channel.close(promise: nil) }
+        }
+    }
+}

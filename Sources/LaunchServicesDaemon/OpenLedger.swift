@@ -1,0 +1,41 @@
+import LaunchServicesCore
+
+/// The opens the daemon owes an answer: for each request token, the caller and request id
+/// to answer, and the scheme, source and URL for the outcome's log line (the URL only to
+/// redact it from error texts; it is never logged).
+struct OpenLedger {
+    struct Entry {
+        let connection: ClientConnection
+        let id: UInt32
+        let scheme: URLScheme
+        let source: String
+        let url: String
+    }
+
+    private var entries: [UInt64: Entry] = [:]
+    private var nextToken: UInt64 = 1
+    /// Opens answered since the daemon started (`lsctl status`).
+    private(set) var served = 0
+
+    /// Records an open and returns its token.
+    mutating func begin(_ entry: Entry) -> UInt64 {
+        let token = nextToken
+        nextToken += 1
+        entries[token] = entry
+        entry.connection.waiting.insert(token)
+        return token
+    }
+
+    /// The open `token` answers, now answered; nil when its caller has gone.
+    mutating func finish(_ token: UInt64) -> Entry? {
+        served += 1
+        guard let entry = entries.removeValue(forKey: token) else { return nil }
+        entry.connection.waiting.remove(token)
+        return entry
+    }
+
+    /// Forgets the opens of a caller that disconnected.
+    mutating func drop(_ tokens: Set<UInt64>) {
+        for token in tokens { entries[token] = nil }
+    }
+}

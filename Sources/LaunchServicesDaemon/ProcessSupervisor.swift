@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LaunchServicesCore
+import Logging
+import NIOCore
+
+/// Owns the app processes: which app runs under which pid, starting them through the
+/// launcher, signalling them, hearing of their exit, and the processes apps started and let
+/// go (adopted by the daemon as child subreaper). It decides nothing: the launch state
+/// machine says what to start, signal or kill, and this does it. Confined to the loop.
+final class ProcessSupervisor {
+    private let loop: EventLoop
+    private let launcher: any AppLaunching
+    private let logger: Logger
+    private var processes: [String: any SupervisedProcess] = [:]
+    private var appByPID: [Int32: String] = [:]
+    private var allExited: EventLoopPromise<Void>?
+    private var reaper: RepeatedTask?
+    /// Whether the daemon ever started an app: only then can a socket peer be an app's
+    /// descendant, so only then is a peer's ancestry read.
+    private(set) var hasSpawned = false
+    /// Called on the loop when a current process has exited, after it was forgotten.
+    var exited: (any SupervisedProcess, ExitStatus) -> Void = { _, _ in }
+
+    init(loop: EventLoop, launcher: any AppLaunching, logger: Logger) {
+        self.loop = loop
+        self.launcher = launcher
+        self.logger = logger
+    }
+
+    var isEmpty: Bool { processes.isEmpty }
+
+    /// The app a pid belongs to, if the daemon runs it.
+    func app(pid: Int32) -> String? { appByPID[pid] }
+
+    /// Whether the daemon runs a process for `app`.
+    func isRunning(_ app: String) -> Bool { processes[app] != nil }
+
+    /// Launches `bundle` and watches it. The caller adopts its connection.
+    func launch(_ bundle: AppBundle) throws(AppLauncher.SpawnError) -> any LaunchedProcess {
+        let process = try launcher.launch(bundle)
+        hasSpawned = true
+        track(process)
+        return process
+    }
+
+    /// Watches a process the daemon did not start (an app checked in by hand).
+    func track(_ process: any SupervisedProcess) {
+        processes[process.bundleID] = process
+        appByPID[process.pid] = process.bundleID
+        let supervisor = NIOLoopBound(self, eventLoop: loop)
+        process.watchExit { status in
+            supervisor.eventLoop.execute { supervisor.value.processExited(process, status: status) }
+        }
+    }
+
+    func signal(_ app: String, _ sig: Int32) {
+        processes[app]?.signal(sig)
+    }
+
+    private func processExited(_ process: any SupervisedProcess, status: ExitStatus) {
+        loop.assertInEventLoop()
+        appByPID[process.pid] = nil
+        guard let current = processes[process.bundleID], current === process else { return }
+        processes[process.bundleID] = nil
+        exited(process, status)
+        if processes.isEmpty, let allExited {
+            self.allExited = nil
+            allExited.succeed()
+        }
+    }
+
+    // MARK: Processes apps let go
+
+    /// Reaps, once a second, the processes apps started and let go (see `AdoptedProcesses`).
+    func startReapingAdopted() {
+        if let problem = AdoptedProcesses.adopt() {
+            logger.warning("\(problem); processes apps let go will be reparented to init")
+        }
+        reaper = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [self] _ in
+            _ = AdoptedProcesses.reapExited { appByPID[$0] != nil }
+        }
+    }
+
+    // MARK: Stopping
+
+    /// Asks the processes apps let go to end (killed by `endAdopted` after the grace period).
+    func beginStopping() {
+        reaper?.cancel()
+        _ = AdoptedProcesses.signalAll(SIGTERM) { self.appByPID[$0] != nil }
+    }
+
+    /// Succeeds once every app has exited; apps still alive after `grace` are killed, and
+    /// two seconds later the wait ends regardless.
+    func waitForAllToExit(grace: TimeAmount) -> EventLoopFuture<Void> {
+        loop.assertInEventLoop()
+        guard !processes.isEmpty else { return loop.makeSucceededVoidFuture() }
+        let promise = loop.makePromise(of: Void.self)
+        allExited = promise
+        loop.scheduleTask(in: grace) { [self] in
+            for process in processes.values {
+                logger.warning("app did not exit after shutdown; killing it", metadata: ["bundle_id": "\(process.bundleID)", "pid": "\(process.pid)"])
+                process.signal(SIGKILL)
+            }
+            loop.scheduleTask(in: .seconds(2)) { [self] in
+                allExited?.succeed()
+                allExited = nil
+            }
+        }
+        return promise.futureResult
+    }
+
+    /// Ends what apps started and left running; returns how many there were.
+    func endAdopted() -> Int {
+        AdoptedProcesses.endAll { self.appByPID[$0] != nil }
+    }
+}

@@ -1,0 +1,212 @@
+import Dispatch
+import LaunchServicesCore
+import Logging
+import NIOCore
+
+/// Owns the registry and where it is kept: the in-memory `Registry`, the database, which
+/// bundles came from the apps folders (withdrawn when they leave) and which were registered
+/// by hand, the bundles refused, and the watch on the apps folders. Files are read and the
+/// database is written on `files`, never on the loop; the registry itself lives on the loop.
+final class RegistryService {
+    /// What `read` found, to be applied on the loop.
+    struct Loaded: Sendable {
+        var store: RegistryStore?
+        var manual: [AppBundle]
+        var fromFolders: [AppBundle]
+        var defaults: [URLScheme: String]
+        var refused: [BundleError]
+    }
+
+    private let loop: EventLoop
+    private let logger: Logger
+    private let folders: [String]
+    private let watchFolders: Bool
+    /// Where files are read and the database written, in order, off the loop.
+    let files = DispatchQueue(label: "launchservicesd.files")
+    private(set) var registry = Registry()
+    private(set) var store: RegistryStore?
+    private var sources: [String: RegistryStore.Source] = [:]
+    /// Bundles refused at the last scan, for `lsctl status`.
+    private(set) var refused: [BundleError] = []
+    private var watcher: FolderWatcher?
+    private var pendingRescan: Scheduled<Void>?
+    private var stopped = false
+
+    init(loop: EventLoop, logger: Logger, folders: [String], watchFolders: Bool) {
+        self.loop = loop
+        self.logger = logger
+        self.folders = folders
+        self.watchFolders = watchFolders
+    }
+
+    /// Reads the registry (blocking: call it off the loop): what `lsctl register` added and
+    /// the user's defaults from the database, then the apps folders. A folder bundle whose
+    /// id was registered by hand from another path is refused.
+    static func read(stateFolder: String?, folders: [String]) throws -> Loaded {
+        var stored: [RegistryStore.Stored] = []
+        var defaults: [URLScheme: String] = [:]
+        var store: RegistryStore?
+        if let stateFolder {
+            let opened = try RegistryStore(folder: stateFolder)
+            (stored, defaults) = try opened.load()
+            // Paths saved before they were made canonical (symbolic links, `..`) become
+            // canonical, so the same bundle found in a folder is not taken for another.
+            for index in stored.indices {
+                guard let canonical = BundlePath.resolve(stored[index].app.path), canonical != stored[index].app.path else { continue }
+                stored[index].app.path = canonical
+                try opened.save(stored[index].app, source: stored[index].source)
+            }
+            store = opened
+        }
+        let manual = stored.filter { $0.source == .manual }.map(\.app)
+        let manualPaths = Dictionary(manual.map { ($0.id, $0.path) }, uniquingKeysWith: { a, _ in a })
+        let scan = BundleLoader.scan(folders: folders)
+        var refused = scan.errors
+        var fromFolders: [AppBundle] = []
+        for bundle in scan.bundles {
+            if let path = manualPaths[bundle.id] {
+                if path != bundle.path { refused.append(Self.alreadyRegistered(bundle, from: path)) }
+                continue
+            }
+            fromFolders.append(bundle)
+        }
+        try store?.replaceFolderApps(fromFolders)
+        return Loaded(store: store, manual: manual, fromFolders: fromFolders, defaults: defaults, refused: refused)
+    }
+
+    private static func alreadyRegistered(_ bundle: AppBundle, from path: String) -> BundleError {
+        BundleError(path: bundle.path, key: "CFBundleIdentifier", problem: "'\(bundle.id)' is already registered from \(path) (lsctl register); unregister that first")
+    }
+
+    /// Takes what `read` found, on the loop, and starts watching the folders.
+    func apply(_ loaded: Loaded) {
+        loop.assertInEventLoop()
+        store = loaded.store
+        for app in loaded.manual { register(app, source: .manual) }
+        for app in loaded.fromFolders { register(app, source: .folder) }
+        for (scheme, id) in loaded.defaults { registry.setDefault(id, for: scheme) }
+        refused = loaded.refused
+        for error in refused {
+            logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(error.path)"])
+        }
+        startWatching()
+        logger.info("registry loaded: \(registry.apps.count) apps (\(loaded.manual.count) registered by hand), \(registry.claimants.count) schemes, \(loaded.defaults.count) defaults, \(refused.count) refused")
+    }
+
+    // MARK: Changes (in memory; the caller saved them first, see `persist`)
+
+    func register(_ app: AppBundle, source: RegistryStore.Source) {
+        registry.register(app)
+        sources[app.id] = source
+    }
+
+    /// Withdraws an app; returns where its registration came from.
+    @discardableResult
+    func unregister(_ id: String) -> RegistryStore.Source? {
+        registry.unregister(id)
+        return sources.removeValue(forKey: id)
+    }
+
+    func setDefault(_ id: String?, for scheme: URLScheme) {
+        registry.setDefault(id, for: scheme)
+    }
+
+    func isRegisteredByHand(_ id: String) -> Bool { sources[id] == .manual }
+
+    /// Runs a database write on `files`, then `done` on the loop with its error, if any.
+    /// With no database (no state folder) the write is skipped and `done` runs at once.
+    func persist(_ write: @escaping @Sendable (RegistryStore) throws -> Void, then done: @escaping (Error?) -> Void) {
+        guard let store else { return done(nil) }
+        let loop = self.loop
+        let finish = NIOLoopBound(done, eventLoop: loop)
+        files.async {
+            let error: Error?
+            do { try write(store); error = nil } catch let failure { error = failure }
+            loop.execute { finish.value(error) }
+        }
+    }
+
+    // MARK: Rescanning the apps folders
+
+    /// Watches the apps folders; a change schedules one rescan 200 ms later (a burst of
+    /// file events, such as copying a bundle in, becomes one rescan).
+    private func startWatching() {
+        guard watchFolders else { return }
+        let loop = self.loop
+        let service = NIOLoopBound(self, eventLoop: loop)
+        let watcher = FolderWatcher(queue: files) {
+            loop.execute {
+                let self_ = service.value
+                guard self_.pendingRescan == nil, !self_.stopped else { return }
+                self_.pendingRescan = loop.scheduleTask(in: .milliseconds(200)) {
+                    service.value.pendingRescan = nil
+                    service.value.rescan { _ in }
+                }
+            }
+        }
+        watcher?.watch(folders)
+        self.watcher = watcher
+    }
+
+    /// Re-reads the apps folders (off the loop) and applies the difference: new and changed
+    /// bundles are registered, bundles gone from the folders are withdrawn. Registrations
+    /// made with `lsctl register` are not touched. `done` gets a summary, on the loop.
+    func rescan(_ done: @escaping (RescanSummary) -> Void) {
+        let folders = self.folders
+        let loop = self.loop
+        let finish = NIOLoopBound((self, done), eventLoop: loop)
+        files.async {
+            let scan = BundleLoader.scan(folders: folders)
+            loop.execute {
+                let (service, done) = finish.value
+                done(service.applyRescan(scan))
+            }
+        }
+    }
+
+    private func applyRescan(_ scan: BundleLoader.ScanResult) -> RescanSummary {
+        var summary = RescanSummary()
+        var errors = scan.errors
+        let scanned = Dictionary(scan.bundles.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        for (id, source) in sources where source == .folder && scanned[id] == nil {
+            unregister(id)
+            summary.removed.append(id)
+        }
+        var folderApps: [AppBundle] = []
+        for bundle in scan.bundles {
+            if sources[bundle.id] == .manual {
+                if let path = registry.apps[bundle.id]?.path, path != bundle.path {
+                    errors.append(Self.alreadyRegistered(bundle, from: path))
+                }
+                continue
+            }
+            if registry.apps[bundle.id] != bundle {
+                if registry.apps[bundle.id] == nil {
+                    summary.added.append(bundle.id)
+                } else {
+                    summary.changed.append(bundle.id)
+                }
+                register(bundle, source: .folder)
+            }
+            folderApps.append(bundle)
+        }
+        let saved = folderApps
+        persist({ try $0.replaceFolderApps(saved) }) { [logger] error in
+            if let error { logger.error("could not save the rescanned registry: \(error)") }
+        }
+        refused = errors
+        summary.refused = errors.map(\.description)
+        watcher?.watch(folders)
+        if !summary.added.isEmpty || !summary.changed.isEmpty || !summary.removed.isEmpty {
+            logger.notice("apps folders rescanned: \(summary.added.count) added, \(summary.changed.count) changed, \(summary.removed.count) removed, \(errors.count) refused")
+        }
+        return summary
+    }
+
+    /// Stops watching and rescanning.
+    func stop() {
+        stopped = true
+        watcher?.cancel()
+        pendingRescan?.cancel()
+    }
+}
