@@ -9,8 +9,9 @@ public struct Pasteboard: Sendable, Equatable {
     /// Kept across daemon restarts (in SQLite) when true.
     public var persistent: Bool
     /// When set, reading, replacing or clearing the items needs the password it was made
-    /// from (the seed's paste service). A salted slow hash (`PasswordHasher`), never the
-    /// password itself, so neither memory nor `pasteboard.sqlite` gives it away.
+    /// from (x-sadun-services' paste service; docs/BEHAVIOUR.md §8). A salted slow hash
+    /// (`PasswordHasher`), never the password itself, so neither memory nor
+    /// `pasteboard.sqlite` gives it away.
     public var passwordVerifier: String?
 
     public init(name: String, items: [PasteboardItem] = [], changeCount: UInt64 = 0, expiresAt: UInt64? = nil, persistent: Bool = false, passwordVerifier: String? = nil) {
