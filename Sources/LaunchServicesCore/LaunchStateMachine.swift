@@ -7,29 +7,6 @@
 /// queue behind it, served in turns by caller (`FairOpenQueue`). Opens for different apps
 /// proceed concurrently.
 public struct LaunchStateMachine: Sendable {
-    public enum Action: Sendable, Equatable {
-        /// Start the app's executable.
-        case spawn(app: String)
-        /// Send a launch method (`willFinishLaunching`/`didFinishLaunching`) and await its reply under `token`.
-        case sendLaunchMethod(app: String, phase: LaunchPhase, token: UInt64, options: OpenRequest)
-        /// Deliver the URL (`open` or `handleOpen`) and await the reply under `token`.
-        case deliver(app: String, token: UInt64, request: OpenRequest)
-        /// A one-way lifecycle notification.
-        case notify(app: String, AppNotification)
-        /// Call `deadlinePassed(app:token:)` after `after`, unless the phase ended first.
-        case armDeadline(app: String, phase: LaunchPhase, token: UInt64, after: Duration)
-        /// Answer the caller waiting under the request token.
-        case reply(requestToken: UInt64, OpenOutcome)
-        /// Kill the process; its exit comes back as `exited`. The reason is for the log.
-        case terminate(app: String, pid: Int32, reason: TerminationReason)
-        /// Call `graceExpired(app:token:)` after `after`, unless the app left the background first.
-        case armGrace(app: String, token: UInt64, after: Duration)
-        /// Stop the process (suspension); it keeps its memory and connection, runs nothing.
-        case suspend(app: String, pid: Int32)
-        /// Let a suspended process run again.
-        case resume(app: String, pid: Int32)
-    }
-
     /// Everything known about one app.
     public struct AppRecord: Sendable, Equatable {
         public fileprivate(set) var state: AppState = .notRunning
@@ -65,18 +42,6 @@ public struct LaunchStateMachine: Sendable {
         func isCurrent(_ token: UInt64) -> Bool { !terminating && token != 0 && token == phaseToken }
     }
 
-    /// Why the machine ends an app: each is a decision the machine made, so the daemon can
-    /// say why without inspecting the machine's state.
-    public enum TerminationReason: Sendable, Equatable {
-        /// The watchdog: the app did not finish `phase` in time. A hung app cannot be
-        /// trusted with the next open either, so every phase's deadline ends it.
-        case missedDeadline(LaunchPhase)
-        /// More apps are alive than allowed and this was the least recently used suspended one.
-        case evicted
-        /// Its connection to the daemon closed, so it can no longer be driven.
-        case disconnected
-    }
-
     public let deadlines: PhaseDeadlines
     public let background: BackgroundPolicy
     public private(set) var apps: [String: AppRecord] = [:]
@@ -86,7 +51,7 @@ public struct LaunchStateMachine: Sendable {
     public private(set) var stopping = false
     private var nextToken: UInt64 = 1
 
-    public init(deadlines: PhaseDeadlines = PhaseDeadlines(), background: BackgroundPolicy = BackgroundPolicy(suspendAfter: nil, maximumLiveApps: .max)) {
+    public init(deadlines: PhaseDeadlines = PhaseDeadlines(), background: BackgroundPolicy = BackgroundPolicy()) {
         self.deadlines = deadlines
         self.background = background
     }

@@ -153,34 +153,37 @@ struct LaunchStateMachineEventTests {
         #expect(m.frontmost == "a")
         #expect(m.state(of: "a") == .active)
         #expect(m.state(of: "b") == .launching)
+        // The production policy: a background app is suspended after its grace (30 s).
         #expect(m.phaseCompleted(app: "b", token: 7, accepted: true, now: 1_030) == [
             .notify(app: "a", .willResignActive),
             .notify(app: "a", .didEnterBackground),
+            .armGrace(app: "a", token: 8, after: .seconds(30)),
             .notify(app: "b", .didBecomeActive),
-            .armDeadline(app: "b", phase: .openURL, token: 8, after: .seconds(3)),
-            .deliver(app: "b", token: 8, request: request(200)),
+            .armDeadline(app: "b", phase: .openURL, token: 9, after: .seconds(3)),
+            .deliver(app: "b", token: 9, request: request(200)),
         ])
         #expect(m.state(of: "a") == .background)
         #expect(m.state(of: "b") == .active)
         #expect(m.frontmost == "b")
         #expect(activeApps(m) == ["b"])
-        _ = m.phaseCompleted(app: "b", token: 8, accepted: true, method: .open, now: 1_040)
+        _ = m.phaseCompleted(app: "b", token: 9, accepted: true, method: .open, now: 1_040)
 
         // Warm open of a, in the background.
         let r = request(300)
         #expect(m.open(r, app: "a", now: 2_000) == [
             .notify(app: "b", .willResignActive),
             .notify(app: "b", .didEnterBackground),
+            .armGrace(app: "b", token: 10, after: .seconds(30)),
             .notify(app: "a", .willEnterForeground),
             .notify(app: "a", .didBecomeActive),
-            .armDeadline(app: "a", phase: .openURL, token: 9, after: .seconds(3)),
-            .deliver(app: "a", token: 9, request: r),
+            .armDeadline(app: "a", phase: .openURL, token: 11, after: .seconds(3)),
+            .deliver(app: "a", token: 11, request: r),
         ])
         #expect(m.state(of: "a") == .active)
         #expect(m.state(of: "b") == .background)
         #expect(m.frontmost == "a")
         #expect(activeApps(m) == ["a"])
-        #expect(m.phaseCompleted(app: "a", token: 9, accepted: true, method: .handleOpen, now: 2_070) == [
+        #expect(m.phaseCompleted(app: "a", token: 11, accepted: true, method: .handleOpen, now: 2_070) == [
             .reply(requestToken: 300, OpenOutcome(app: "a", launched: false, method: .handleOpen, timings: [timing(.openURL, 70)])),
         ])
         #expect(m.pid(of: "a") == 42)
@@ -223,12 +226,13 @@ struct LaunchStateMachineEventTests {
         #expect(m.open(r, app: "h", now: 500) == [
             .notify(app: "a", .willResignActive),
             .notify(app: "a", .didEnterBackground),
+            .armGrace(app: "a", token: 6, after: .seconds(30)),
             .notify(app: "h", .willEnterForeground),
             .notify(app: "h", .didBecomeActive),
-            .armDeadline(app: "h", phase: .openURL, token: 5, after: .seconds(3)),
-            .deliver(app: "h", token: 5, request: r),
+            .armDeadline(app: "h", phase: .openURL, token: 7, after: .seconds(3)),
+            .deliver(app: "h", token: 7, request: r),
         ])
-        #expect(m.phaseCompleted(app: "h", token: 5, accepted: true, method: .open, now: 510) == [
+        #expect(m.phaseCompleted(app: "h", token: 7, accepted: true, method: .open, now: 510) == [
             .reply(requestToken: 200, OpenOutcome(app: "h", launched: false, method: .open, timings: [timing(.openURL, 10)])),
         ])
     }
@@ -290,6 +294,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.phaseCompleted(app: "b", token: 7, accepted: true, now: 1_003) == [
             .notify(app: "a", .willResignActive),
             .notify(app: "a", .didEnterBackground),
+            .armGrace(app: "a", token: 8, after: .seconds(30)),
             .notify(app: "b", .didBecomeActive),
         ])
         #expect(activeApps(m) == ["b"])
