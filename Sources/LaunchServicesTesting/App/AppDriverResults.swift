@@ -59,6 +59,12 @@ public struct AppOpenRequest: Sendable, Equatable {
     /// Set for a returning open (a callback reply): the app control goes back to.
     public var returnTo: String?
 
+    public init(url: String, annotation: PropertyListValue? = nil, returnTo: String? = nil) {
+        self.url = url
+        self.annotation = annotation
+        self.returnTo = returnTo
+    }
+
     /// `url` parsed, or `nil` when it does not parse.
     public var parsedURL: ParsedURL? { try? ParsedURL(url) }
 }
