@@ -118,6 +118,7 @@ let package = Package(
                 "LaunchServicesApp", "LaunchServicesDaemon", "LaunchServicesCore", "LaunchServicesProtocol", "LaunchServicesClient", "CLaunchServicesShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -70,6 +70,9 @@ public struct AppLauncher: AppLaunching {
 
     public struct SpawnError: Error, CustomStringConvertible {
         public var description: String
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// Spawns `bundle`'s executable. On success the process runs and its end of the

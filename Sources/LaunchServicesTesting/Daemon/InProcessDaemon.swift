@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LaunchServicesCore
+import LaunchServicesDaemon
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+
+/// The daemon, in-process and deterministic: the real `LaunchServicesDaemon` (its state
+/// machine, executor, connection table and supervisor) on an `EmbeddedEventLoop`, with
+/// simulated apps instead of processes and in-memory clients instead of the socket. Time
+/// moves only when the test says (`advance(by:)`), so deadlines, suspension and shutdown
+/// are tested without sleeps or polling.
+///
+/// ```swift
+/// let daemon = InProcessDaemon(apps: [.simulated("com.example.notes", schemes: ["notes"])])
+/// let client = daemon.connect()
+/// #expect(client.open("notes://today")?.opened == true)
+/// ```
+///
+/// Use it from one thread (a synchronous test), like the embedded loop it runs on.
+public final class InProcessDaemon {
+    public let loop = EmbeddedEventLoop()
+    private let daemon: LaunchServicesDaemon
+    private let launcher: SimulatedLauncher
+    private let lines = NIOLockedValueBox<[String]>([])
+
+    /// The daemon's built-in defaults (deadlines, background policy, limits), with no apps
+    /// folders to read.
+    public static var defaultConfiguration: DaemonConfiguration {
+        var configuration = DaemonConfiguration(appsFolders: [])
+        configuration.watchAppsFolders = false
+        configuration.allowDebugStall = false
+        return configuration
+    }
+
+    public init(configuration: DaemonConfiguration = InProcessDaemon.defaultConfiguration, apps: [AppBundle] = []) {
+        launcher = SimulatedLauncher(loop: loop)
+        let lines = self.lines
+        let logger = Logger(label: "launchservicesd.in-process") { _ in RecordingLogHandler(lines: lines) }
+        daemon = LaunchServicesDaemon(configuration: configuration, socketPath: "/in-process/launchservicesd.socket", stateFolder: nil,
+                                      activatedSocket: nil, launcher: launcher, loop: loop, logger: logger)
+        for app in apps { daemon.registerInMemory(app) }
+    }
+
+    // MARK: Apps
+
+    public func register(_ app: AppBundle) {
+        daemon.registerInMemory(app)
+    }
+
+    /// The user's default handler for a scheme (as `lsctl default` sets it).
+    public func setDefault(_ app: String?, for scheme: String) throws {
+        daemon.setDefaultInMemory(app, for: try URLScheme(validating: scheme))
+    }
+
+    /// Changes how `app` behaves: its next launches, and its running process if it has one.
+    public func behave(_ app: String, _ change: (inout SimulatedBehaviour) -> Void) {
+        var behaviour = launcher.behaviours[app] ?? SimulatedBehaviour()
+        change(&behaviour)
+        launcher.behaviours[app] = behaviour
+        if let running = self.app(app), running.isAlive { running.behaviour = behaviour }
+    }
+
+    /// The latest process of `app`, alive or not.
+    public func app(_ id: String) -> SimulatedApp? {
+        launcher.launched.last { $0.bundleID == id }
+    }
+
+    /// How many times `app` was launched.
+    public func launches(of id: String) -> Int {
+        launcher.launched.filter { $0.bundleID == id }.count
+    }
+
+    public func state(of app: String) -> AppState { daemon.state(of: app) }
+    public var frontmost: String? { daemon.frontmostApp }
+    /// What the daemon logged, one `level: message` line each.
+    public var log: [String] { lines.withLockedValue { $0 } }
+
+    // MARK: Clients
+
+    /// A new peer, greeted (as the user's tool, unless `pid` is one of the apps').
+    public func connect(pid: Int32? = nil) -> InProcessClient {
+        let channel = EmbeddedChannel(loop: loop)
+        let client = InProcessClient(channel: channel, daemon: self)
+        let peer = PeerCredentials(pid: pid ?? getppid(), uid: getuid())
+        _ = daemon.serve(channel, peer: peer)
+        _ = channel.connect(to: try! SocketAddress(unixDomainSocketPath: "/in-process/client"))
+        client.greet()
+        return client
+    }
+
+    // MARK: Time
+
+    /// Runs everything that is ready: the daemon's work, and the apps' answers to it,
+    /// until nothing moves.
+    public func settle() {
+        var rounds = 0
+        repeat {
+            loop.run()
+            rounds += 1
+        } while launcher.launched.reduce(false, { $1.step() || $0 }) && rounds < 100_000
+        loop.run()
+    }
+
+    /// Moves the clock forward, firing the timers that fall due (in order, letting the apps
+    /// answer after each), then settles.
+    public func advance(by amount: TimeAmount, step: TimeAmount = .milliseconds(100)) {
+        var left = amount
+        while left > .zero {
+            let next = min(step, left)
+            loop.advanceTime(by: next)
+            settle()
+            left = left - next
+        }
+    }
+
+    // MARK: Stopping
+
+    /// Stops the daemon as SIGTERM would; true once every app has exited (advance the
+    /// clock past the shutdown grace to see stragglers killed).
+    @discardableResult
+    public func shutdown() -> Bool {
+        let finished = NIOLockedValueBox(false)
+        daemon.beginShutdown().whenComplete { _ in finished.withLockedValue { $0 = true } }
+        settle()
+        return finished.withLockedValue { $0 }
+    }
+
+    /// Whether every app the daemon started has exited.
+    public var allAppsExited: Bool { launcher.launched.allSatisfy { !$0.isAlive } }
+}
+
+extension AppBundle {
+    /// A bundle for a simulated app: no files behind it.
+    public static func simulated(_ id: String, schemes: [String], queries: [String] = []) -> AppBundle {
+        AppBundle(id: id, name: id, path: "/simulated/\(id).app", executable: id,
+                  schemes: schemes.compactMap { try? URLScheme(validating: $0) },
+                  queriesSchemes: Set(queries.compactMap { try? URLScheme(validating: $0) }))
+    }
+}

@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LaunchServicesCore
+import LaunchServicesDaemon
+import LaunchServicesProtocol
+import NIOCore
+import NIOEmbedded
+
+/// How a simulated app answers: each phase accepted, vetoed, never answered, or answered by
+/// exiting. The defaults are a well-behaved app that implements `open`.
+public struct SimulatedBehaviour: Sendable, Equatable {
+    public enum Answer: Sendable, Equatable {
+        case accept
+        /// The delegate method returns false.
+        case veto
+        /// The app never answers (it hangs in the delegate method).
+        case hang
+        /// The process exits with this code instead of answering.
+        case exit(Int32)
+    }
+
+    public var willFinishLaunching: Answer = .accept
+    public var didFinishLaunching: Answer = .accept
+    public var open: Answer = .accept
+    /// The URL method the app implements; `.none` counts as opened with no method.
+    public var method: DeliveryMethod = .open
+    /// Whether it says hello on its connection once started.
+    public var checksIn = true
+    /// Whether it exits when the daemon closes its connection (the real runtime does).
+    public var exitsWhenDisconnected = true
+    /// Set to make the launch itself fail with this text (a missing executable, say).
+    public var launchFailure: String?
+
+    public init() {}
+}
+
+/// What a simulated app was told, in order.
+public enum SimulatedEvent: Sendable, Equatable {
+    case launchMethod(LaunchPhase, url: String)
+    case delivered(url: String, sourceApplication: String)
+    case notified(AppNotification)
+    case signaled(Int32)
+}
+
+/// One launched app, in memory: it stands for the process (pid, signals, exit) and speaks
+/// the app side of the protocol on an embedded channel, scripted by `SimulatedBehaviour`.
+/// Like the `EmbeddedEventLoop` it runs on, it is used from one thread only; the compiler
+/// cannot see that, hence `@unchecked Sendable`.
+public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
+    public let bundleID: String
+    public let pid: Int32
+    public var behaviour: SimulatedBehaviour
+    public private(set) var events: [SimulatedEvent] = []
+    /// Stopped by SIGSTOP: frames wait until SIGCONT.
+    public private(set) var isSuspended = false
+    public private(set) var exitStatus: ExitStatus?
+    private let loop: EmbeddedEventLoop
+    private var channel: EmbeddedChannel?
+    private var onExit: (@Sendable (ExitStatus) -> Void)?
+    private var frames = FrameBuffer()
+
+    init(bundleID: String, pid: Int32, behaviour: SimulatedBehaviour, loop: EmbeddedEventLoop) {
+        self.bundleID = bundleID
+        self.pid = pid
+        self.behaviour = behaviour
+        self.loop = loop
+    }
+
+    public var isAlive: Bool { exitStatus == nil }
+
+    /// The URLs delivered to it, in order.
+    public var deliveredURLs: [String] {
+        events.compactMap { if case .delivered(let url, _) = $0 { return url } else { return nil } }
+    }
+
+    // MARK: LaunchedProcess
+
+    public func signal(_ sig: Int32) {
+        guard isAlive else { return }
+        events.append(.signaled(sig))
+        switch sig {
+        case SIGSTOP: isSuspended = true
+        case SIGCONT: isSuspended = false
+        case SIGKILL, SIGTERM: exit(.signaled(sig))
+        default: break
+        }
+    }
+
+    public func watchExit(_ onExit: @escaping @Sendable (ExitStatus) -> Void) {
+        self.onExit = onExit
+    }
+
+    package func connect(on loop: EventLoop, initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Channel> {
+        let channel = EmbeddedChannel(loop: self.loop)
+        self.channel = channel
+        return initialize(channel).flatMap {
+            channel.connect(to: try! SocketAddress(unixDomainSocketPath: "/simulated/\(self.bundleID)"))
+        }.map {
+            if self.behaviour.checksIn {
+                self.write(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .app, program: self.bundleID, bundlePath: nil)))
+            }
+            return channel
+        }
+    }
+
+    // MARK: Running
+
+    /// The process ends: its connection closes and its exit is reported, as the kernel would.
+    public func exit(_ status: ExitStatus) {
+        guard isAlive else { return }
+        exitStatus = status
+        let channel = self.channel
+        let onExit = self.onExit
+        loop.execute {
+            channel?.close(promise: nil)
+            onExit?(status)
+        }
+    }
+
+    /// Reads what the daemon sent and answers it; true if anything was read.
+    func step() -> Bool {
+        guard isAlive, let channel else { return false }
+        if !channel.isActive {
+            guard behaviour.exitsWhenDisconnected else { return false }
+            exit(.exited(0))
+            return true
+        }
+        guard !isSuspended else { return false }
+        var progressed = false
+        while let buffer = try? channel.readOutbound(as: ByteBuffer.self) {
+            frames.append(buffer)
+            progressed = true
+        }
+        while isAlive, !isSuspended, let envelope = frames.next() {
+            answer(envelope)
+        }
+        return progressed
+    }
+
+    private func answer(_ envelope: Envelope) {
+        switch envelope.message {
+        case .launchMethod(let phase, let delivery):
+            events.append(.launchMethod(phase, url: delivery.url))
+            respond(phase == .willFinishLaunching ? behaviour.willFinishLaunching : behaviour.didFinishLaunching, id: envelope.id, method: nil)
+        case .deliver(let delivery):
+            events.append(.delivered(url: delivery.url, sourceApplication: delivery.sourceApplication))
+            respond(behaviour.open, id: envelope.id, method: behaviour.method)
+        case .notify(let notification):
+            events.append(.notified(notification))
+        default:
+            break
+        }
+    }
+
+    private func respond(_ answer: SimulatedBehaviour.Answer, id: UInt32, method: DeliveryMethod?) {
+        switch answer {
+        case .accept: write(Envelope(id: id, .phaseResult(accepted: true, method: method)))
+        case .veto: write(Envelope(id: id, .phaseResult(accepted: false, method: method)))
+        case .hang: break
+        case .exit(let code): exit(.exited(code))
+        }
+    }
+
+    private func write(_ envelope: Envelope) {
+        guard let channel, channel.isActive else { return }
+        try? channel.writeInbound(channel.allocator.buffer(bytes: Frame.encode(envelope)))
+    }
+}

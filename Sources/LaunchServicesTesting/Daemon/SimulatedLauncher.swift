@@ -1,0 +1,30 @@
+import LaunchServicesCore
+import LaunchServicesDaemon
+import NIOEmbedded
+
+/// Starts simulated apps instead of processes: each launch makes a `SimulatedApp` with the
+/// behaviour set for its bundle id, and a made-up pid. Used from the embedded loop's thread
+/// only, hence `@unchecked Sendable`.
+final class SimulatedLauncher: AppLaunching, @unchecked Sendable {
+    private let loop: EmbeddedEventLoop
+    private var nextPID: Int32 = 4_000_000
+    /// The behaviour the next launch of each app gets.
+    var behaviours: [String: SimulatedBehaviour] = [:]
+    /// Every app launched, oldest first (a relaunch is a new one).
+    private(set) var launched: [SimulatedApp] = []
+
+    init(loop: EmbeddedEventLoop) {
+        self.loop = loop
+    }
+
+    package func launch(_ bundle: AppBundle) throws(AppLauncher.SpawnError) -> any LaunchedProcess {
+        let behaviour = behaviours[bundle.id] ?? SimulatedBehaviour()
+        if let failure = behaviour.launchFailure {
+            throw AppLauncher.SpawnError(description: failure)
+        }
+        nextPID += 1
+        let app = SimulatedApp(bundleID: bundle.id, pid: nextPID, behaviour: behaviour, loop: loop)
+        launched.append(app)
+        return app
+    }
+}
