@@ -3,40 +3,47 @@ import LaunchServicesCore
 import LaunchServicesProtocol
 import Logging
 
-/// `lsctl register`, `unregister`, `default` and `explain`: the registry's administrative
-/// commands. Each change is written to the database before the in-memory registry, so a
-/// change the caller was told about survives a crash.
+/// The commands (`AdminCommand`: `lsctl register`, `unregister`, `default`, `explain`,
+/// `rescan`): the registry's administration. Each change is written to the database before
+/// the in-memory registry, so a change the caller was told about survives a crash.
 extension LaunchServicesDaemon {
-    /// The answer to a command, or `nil` when it is answered later (`rescan`, `register`).
-    func execute(_ verb: String, _ arguments: [String], id: UInt32, from connection: ClientConnection) -> Message? {
+    /// Runs a command and sends its answer under `id`: at once, or once the work done off
+    /// the loop is over (`register` reads a bundle, `rescan` the apps folders).
+    func execute(_ command: AdminCommand, id: UInt32, from connection: ClientConnection) {
         loop.assertInEventLoop()
-        func refuse(_ text: String) -> Message { .failure(OpenError(.invalidRequest, text)) }
-        // Registering and unregistering change which app opens what for every caller: the
-        // user's tools may, an app may not (it could unregister a rival or register itself).
-        if ["register", "unregister"].contains(verb), connection.appID != nil || connection.identity != Self.shellIdentity {
-            return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user registers and unregisters apps (lsctl register PATH, lsctl unregister ID)"))
+        func reply(_ answer: Message) { send(Envelope(id: id, answer), to: connection) }
+        // Registering, unregistering and defaults change which app opens what for every
+        // caller: the user's tools may, an app may not (it could unregister a rival,
+        // register itself, or make itself the default).
+        if command.adminVerb.userOnly, connection.appID != nil || connection.identity != Self.shellIdentity {
+            switch command.adminVerb {
+            case .register, .unregister:
+                return reply(.failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user registers and unregisters apps (lsctl register PATH, lsctl unregister ID)")))
+            default:
+                return reply(.failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user sets default handlers (lsctl default SCHEME BUNDLE-ID)")))
+            }
         }
-        switch (verb, arguments.count) {
-        case ("register", 1):
-            register(path: arguments[0]) { [self] answer in
+        switch command {
+        case .register(let path):
+            register(path: path) { [self] answer in
                 send(Envelope(id: id, answer), to: connection)
                 flushPending()
             }
-            return nil
-        case ("unregister", 1):
-            return unregister(arguments[0])
-        case ("default", 1), ("default", 2), ("clear-default", 1):
-            // The user decides defaults; an app cannot make itself (or anyone) the default.
-            guard connection.appID == nil, connection.identity == Self.shellIdentity else {
-                return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user sets default handlers (lsctl default SCHEME BUNDLE-ID)"))
+        case .unregister(let bundleID):
+            reply(unregister(bundleID))
+        case .showDefault(let scheme):
+            reply(setDefault(schemeText: scheme, id: nil, clear: false))
+        case .setDefault(let scheme, let app):
+            reply(setDefault(schemeText: scheme, id: app, clear: false))
+        case .clearDefault(let scheme):
+            reply(setDefault(schemeText: scheme, id: nil, clear: true))
+        case .explain(let url):
+            reply(explain(url, visible: visibleSchemes(for: connection)))
+        case .rescan:
+            rescan { [self] summary in
+                send(Envelope(id: id, .queryResult(json: JSONDocument.encode(summary))), to: connection)
+                flushPending()
             }
-            return setDefault(schemeText: arguments[0], id: verb == "clear-default" ? nil : arguments.dropFirst().first, clear: verb == "clear-default")
-        case ("explain", 1):
-            return explain(arguments[0], visible: visibleSchemes(for: connection))
-        case ("rescan", 0):
-            return nil
-        default:
-            return refuse("unknown command '\(verb)' with \(arguments.count) argument(s); known: register PATH, unregister ID, default SCHEME [ID], clear-default SCHEME, explain URL, rescan")
         }
     }
 
@@ -73,7 +80,7 @@ extension LaunchServicesDaemon {
         registry.register(bundle)
         sources[bundle.id] = .manual
         logger.notice("registered \(bundle.id) from \(bundle.path)", metadata: ["bundle_id": "\(bundle.id)"])
-        return .queryResult(json: JSONDocument.encode(["registered": AppReport(bundle)]))
+        return .queryResult(json: JSONDocument.encode(RegisterReport(registered: AppReport(bundle))))
     }
 
     private func unregister(_ id: String) -> Message {
@@ -88,8 +95,8 @@ extension LaunchServicesDaemon {
         registry.unregister(id)
         let source = sources.removeValue(forKey: id)
         logger.notice("unregistered \(id)", metadata: ["bundle_id": "\(id)"])
-        var answer = ["unregistered": id]
-        if source == .folder { answer["note"] = "its bundle is in an apps folder: it is registered again when the daemon next scans the folders" }
+        var answer = UnregisterReport(unregistered: id)
+        if source == .folder { answer.note = "its bundle is in an apps folder: it is registered again when the daemon next scans the folders" }
         return .queryResult(json: JSONDocument.encode(answer))
     }
 
@@ -152,12 +159,5 @@ extension LaunchServicesDaemon {
         return .queryResult(json: JSONDocument.encode(ExplainReport(
             url: url ?? "\(scheme):", scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue,
             why: why, claimants: resolution.claimants, userDefault: userDefault)))
-    }
-}
-
-extension AppReport {
-    init(_ app: AppBundle) {
-        self.init(id: app.id, name: app.name, path: app.path, executable: app.executable,
-                  schemes: app.schemes.map(\.normalized), queriesSchemes: app.queriesSchemes.map(\.normalized).sorted())
     }
 }
