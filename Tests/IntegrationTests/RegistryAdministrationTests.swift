@@ -130,8 +130,8 @@ struct RegistryAdministrationTests {
         let badScheme = try h.run("lsctl", ["default", "1bad", "test.alpha"])
         #expect(badScheme.stderr.contains("must start with a letter"))
         #expect(try h.lsopen("--json", "other:x").errorCode == "noHandler")
-        let apps = try h.run("lsctl", ["apps", "--json"]).stdout
-        #expect(apps.components(separatedBy: "\"id\"").count == 2, "only test.alpha: \(apps)")
+        let apps = try h.run("lsctl", ["apps", "--json"]).decode([AppReport].self)
+        #expect(apps.map(\.id) == ["test.alpha"], "only test.alpha: \(apps)")
     }
 }
 

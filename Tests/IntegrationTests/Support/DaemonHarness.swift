@@ -175,7 +175,7 @@ final class DaemonHarness: @unchecked Sendable {
         while Date() < deadline {
             if let client = try? LaunchServicesClient(socketPath: socket, program: "harness") {
                 defer { client.close() }
-                if (try? client.query("status", timeout: .seconds(2))) != nil { return }
+                if (try? client.query(.status, timeout: .seconds(2))) != nil { return }
             }
             guard daemon?.isRunning == true else {
                 throw HarnessError("launchservicesd exited during start: \(daemonOutput)")
