@@ -13,6 +13,11 @@ extension LaunchServicesDaemon {
         guard let parsed = AdminRequest.parse(envelope.message) else { return }
         switch parsed {
         case .failure(let error):
+            // An app's register or unregister is refused as not permitted whatever its
+            // arguments, as it always was; any other ill-formed request is invalid.
+            if let verb = error.knownVerb, verb == .register || verb == .unregister, let refusal = refusal(of: verb, from: connection) {
+                return send(Envelope(id: envelope.id, refusal), to: connection)
+            }
             send(Envelope(id: envelope.id, .failure(OpenError(.invalidRequest, error.description))), to: connection)
         case .success(.query(let query)):
             send(Envelope(id: envelope.id, answer(query, for: connection)), to: connection)

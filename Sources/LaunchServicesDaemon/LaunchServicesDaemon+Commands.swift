@@ -12,17 +12,7 @@ extension LaunchServicesDaemon {
     func execute(_ command: AdminCommand, id: UInt32, from connection: ClientConnection) {
         loop.assertInEventLoop()
         func reply(_ answer: Message) { send(Envelope(id: id, answer), to: connection) }
-        // Registering, unregistering and defaults change which app opens what for every
-        // caller: the user's tools may, an app may not (it could unregister a rival,
-        // register itself, or make itself the default).
-        if command.adminVerb.userOnly, connection.appID != nil || connection.identity != Self.shellIdentity {
-            switch command.adminVerb {
-            case .register, .unregister:
-                return reply(.failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user registers and unregisters apps (lsctl register PATH, lsctl unregister ID)")))
-            default:
-                return reply(.failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user sets default handlers (lsctl default SCHEME BUNDLE-ID)")))
-            }
-        }
+        if let refusal = refusal(of: command.adminVerb, from: connection) { return reply(refusal) }
         switch command {
         case .register(let path):
             register(path: path) { [self] answer in
@@ -44,6 +34,19 @@ extension LaunchServicesDaemon {
                 send(Envelope(id: id, .queryResult(json: JSONDocument.encode(summary))), to: connection)
                 flushPending()
             }
+        }
+    }
+
+    /// Registering, unregistering and defaults change which app opens what for every caller:
+    /// the user's tools may, an app may not (it could unregister a rival, register itself,
+    /// or make itself the default). The refusal for an app, or `nil` when the caller may.
+    func refusal(of verb: AdminVerb, from connection: ClientConnection) -> Message? {
+        guard verb.userOnly, connection.appID != nil || connection.identity != Self.shellIdentity else { return nil }
+        switch verb {
+        case .register, .unregister:
+            return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user registers and unregisters apps (lsctl register PATH, lsctl unregister ID)"))
+        default:
+            return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user sets default handlers (lsctl default SCHEME BUNDLE-ID)"))
         }
     }
 

@@ -9,6 +9,13 @@ public enum AdminRequestError: Error, Sendable, Equatable, CustomStringConvertib
     case unknownQuery(topic: String)
     case unknownCommand(verb: String, argumentCount: Int)
 
+    /// The verb of a refused command when it is a known one (given the wrong number of
+    /// arguments); `nil` for an unknown verb or a query.
+    public var knownVerb: AdminVerb? {
+        guard case .unknownCommand(let verb, _) = self else { return nil }
+        return AdminVerb(rawValue: verb)
+    }
+
     public var description: String {
         switch self {
         case .unknownQuery(let topic):

@@ -109,3 +109,13 @@ struct AdminRequestTests {
         }
     }
 }
+
+extension AdminRequestTests {
+    @Test("a refused command names its verb when the verb is known")
+    func knownVerb() {
+        #expect(AdminRequestError.unknownCommand(verb: "register", argumentCount: 0).knownVerb == .register)
+        #expect(AdminRequestError.unknownCommand(verb: "clear-default", argumentCount: 2).knownVerb == .clearDefault)
+        #expect(AdminRequestError.unknownCommand(verb: "nonsense", argumentCount: 0).knownVerb == nil)
+        #expect(AdminRequestError.unknownQuery(topic: "register").knownVerb == nil)
+    }
+}
