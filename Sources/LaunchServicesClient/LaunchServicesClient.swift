@@ -75,7 +75,8 @@ public final class LaunchServicesClient {
         }
     }
 
-    /// An inspection: returns the daemon's JSON document.
+    /// An inspection by its topic on the wire (prefer `query(_: AdminQuery)`): returns the
+    /// daemon's JSON document.
     public func query(_ topic: String, timeout: Duration = .seconds(10)) throws(ClientError) -> String {
         let reply = try request(.query(topic: topic), waitingFor: "query \(topic)", timeout: timeout)
         switch reply {
@@ -85,7 +86,8 @@ public final class LaunchServicesClient {
         }
     }
 
-    /// An administrative command: returns the daemon's JSON answer.
+    /// An administrative command by its wire verb and arguments (prefer
+    /// `command(_: AdminCommand)`): returns the daemon's JSON answer.
     public func command(_ verb: String, _ arguments: [String], timeout: Duration = .seconds(30)) throws(ClientError) -> String {
         let reply = try request(.command(verb: verb, arguments: arguments), waitingFor: verb, timeout: timeout)
         switch reply {
@@ -93,6 +95,22 @@ public final class LaunchServicesClient {
         case .failure(let error): throw .refused(error)
         default: throw .protocolViolation("expected queryResult, got \(reply.kindName)")
         }
+    }
+
+    /// An inspection (`AdminQuery`): returns the daemon's JSON document, the report type the
+    /// query names (AdminReports.swift).
+    public func query(_ query: AdminQuery, timeout: Duration = .seconds(10)) throws(ClientError) -> String {
+        try self.query(query.topic, timeout: timeout)
+    }
+
+    /// An administrative command (`AdminCommand`): returns the daemon's JSON answer.
+    public func command(_ command: AdminCommand, timeout: Duration = .seconds(30)) throws(ClientError) -> String {
+        try self.command(command.verb, command.arguments, timeout: timeout)
+    }
+
+    /// A test-only hook (`DebugHook`), refused unless the daemon allows it.
+    public func debug(_ hook: DebugHook, timeout: Duration = .seconds(10)) throws(ClientError) -> String {
+        try self.query(hook.topic, timeout: timeout)
     }
 
     /// Sends one request and waits for the reply with its id.

@@ -4,43 +4,51 @@ import LaunchServicesProtocol
 import Logging
 import NIOCore
 
-/// `lsctl register`, `unregister`, `default` and `explain`: the registry's administrative
-/// commands. Each change is written to the database (off the loop) before the in-memory
-/// registry and before the answer, so a change the caller was told about survives a crash.
+/// The commands (`AdminCommand`: `lsctl register`, `unregister`, `default`, `explain`,
+/// `rescan`): the registry's administration. Each change is written to the database before
+/// the in-memory registry (off the loop) and before the answer, so a change the caller was
+/// told about survives a crash.
 extension LaunchServicesDaemon {
-    /// The answer to a command, or `nil` when it is answered later (changes, once saved).
-    func execute(_ verb: String, _ arguments: [String], id: UInt32, from connection: ClientConnection) -> Message? {
-        let answer: (Message) -> Void = { [self] message in
-            send(Envelope(id: id, message), to: connection)
+    /// Runs a command and sends its answer under `id`: at once, or once the work done off
+    /// the loop is over (`register` reads a bundle, `rescan` the apps folders).
+    func execute(_ command: AdminCommand, id: UInt32, from connection: ClientConnection) {
+        loop.assertInEventLoop()
+        let reply: (Message) -> Void = { [self] answer in
+            send(Envelope(id: id, answer), to: connection)
             flushPending()
         }
-        loop.assertInEventLoop()
-        func refuse(_ text: String) -> Message { .failure(OpenError(.invalidRequest, text)) }
-        // Registering and unregistering change which app opens what for every caller: the
-        // user's tools may, an app may not (it could unregister a rival or register itself).
-        if ["register", "unregister"].contains(verb), connection.appID != nil || connection.identity != Self.shellIdentity {
-            return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user registers and unregisters apps (lsctl register PATH, lsctl unregister ID)"))
-        }
-        switch (verb, arguments.count) {
-        case ("register", 1):
-            register(path: arguments[0], answer)
-            return nil
-        case ("unregister", 1):
-            unregister(arguments[0], answer)
-            return nil
-        case ("default", 1), ("default", 2), ("clear-default", 1):
-            // The user decides defaults; an app cannot make itself (or anyone) the default.
-            guard connection.appID == nil, connection.identity == Self.shellIdentity else {
-                return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user sets default handlers (lsctl default SCHEME BUNDLE-ID)"))
+        if let refusal = refusal(of: command.adminVerb, from: connection) { return reply(refusal) }
+        switch command {
+        case .register(let path):
+            register(path: path, reply)
+        case .unregister(let bundleID):
+            unregister(bundleID, reply)
+        case .showDefault(let scheme):
+            setDefault(schemeText: scheme, id: nil, clear: false, reply)
+        case .setDefault(let scheme, let app):
+            setDefault(schemeText: scheme, id: app, clear: false, reply)
+        case .clearDefault(let scheme):
+            setDefault(schemeText: scheme, id: nil, clear: true, reply)
+        case .explain(let url):
+            reply(explain(url, visible: visibleSchemes(for: connection)))
+        case .rescan:
+            registryService.rescan { [self] summary in
+                send(Envelope(id: id, .queryResult(json: JSONDocument.encode(summary))), to: connection)
+                flushPending()
             }
-            setDefault(schemeText: arguments[0], id: verb == "clear-default" ? nil : arguments.dropFirst().first, clear: verb == "clear-default", answer)
-            return nil
-        case ("explain", 1):
-            return explain(arguments[0], visible: visibleSchemes(for: connection))
-        case ("rescan", 0):
-            return nil
+        }
+    }
+
+    /// Registering, unregistering and defaults change which app opens what for every caller:
+    /// the user's tools may, an app may not (it could unregister a rival, register itself,
+    /// or make itself the default). The refusal for an app, or `nil` when the caller may.
+    func refusal(of verb: AdminVerb, from connection: ClientConnection) -> Message? {
+        guard verb.userOnly, connection.appID != nil || connection.identity != Self.shellIdentity else { return nil }
+        switch verb {
+        case .register, .unregister:
+            return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user registers and unregisters apps (lsctl register PATH, lsctl unregister ID)"))
         default:
-            return refuse("unknown command '\(verb)' with \(arguments.count) argument(s); known: register PATH, unregister ID, default SCHEME [ID], clear-default SCHEME, explain URL, rescan")
+            return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user sets default handlers (lsctl default SCHEME BUNDLE-ID)"))
         }
     }
 
@@ -77,7 +85,7 @@ extension LaunchServicesDaemon {
             }
             registryService.register(bundle, source: .manual)
             logger.notice("registered \(bundle.id) from \(bundle.path)", metadata: ["bundle_id": "\(bundle.id)"])
-            done(.queryResult(json: JSONDocument.encode(["registered": AppReport(bundle)])))
+            done(.queryResult(json: JSONDocument.encode(RegisterReport(registered: AppReport(bundle)))))
         }
     }
 
@@ -91,8 +99,8 @@ extension LaunchServicesDaemon {
             }
             let source = registryService.unregister(id)
             logger.notice("unregistered \(id)", metadata: ["bundle_id": "\(id)"])
-            var answer = ["unregistered": id]
-            if source == .folder { answer["note"] = "its bundle is in an apps folder: it is registered again when the daemon next scans the folders" }
+            var answer = UnregisterReport(unregistered: id)
+            if source == .folder { answer.note = "its bundle is in an apps folder: it is registered again when the daemon next scans the folders" }
             done(.queryResult(json: JSONDocument.encode(answer)))
         }
     }
@@ -156,12 +164,5 @@ extension LaunchServicesDaemon {
         return .queryResult(json: JSONDocument.encode(ExplainReport(
             url: url ?? "\(scheme):", scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue,
             why: why, claimants: resolution.claimants, userDefault: userDefault)))
-    }
-}
-
-extension AppReport {
-    init(_ app: AppBundle) {
-        self.init(id: app.id, name: app.name, path: app.path, executable: app.executable,
-                  schemes: app.schemes.map(\.normalized), queriesSchemes: app.queriesSchemes.map(\.normalized).sorted())
     }
 }

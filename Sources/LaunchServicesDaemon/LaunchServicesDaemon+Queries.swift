@@ -5,8 +5,8 @@ import LaunchServicesCore
 import LaunchServicesProtocol
 import NIOCore
 
-/// The query topics (`lsctl status`, `apps`, `schemes`, `conflicts`, `running`,
-/// `pasteboards`): JSON documents of the daemon's state, filtered for apps.
+/// The inspections (`AdminQuery`: `lsctl status`, `apps`, `schemes`, `conflicts`, `running`,
+/// `pasteboards`): JSON documents of the daemon's state (AdminReports.swift), filtered for apps.
 extension LaunchServicesDaemon {
     /// The schemes an app may learn about (its `LSApplicationQueriesSchemes`, the iOS 9
     /// rule, which every query obeys, not only canOpenURL); `nil` for the user's tools.
@@ -15,7 +15,7 @@ extension LaunchServicesDaemon {
         return registry.apps[connection.identity]?.queriesSchemes ?? []
     }
 
-    func answer(_ topic: String, for connection: ClientConnection) -> Message {
+    func answer(_ query: AdminQuery, for connection: ClientConnection) -> Message {
         let visible = visibleSchemes(for: connection)
         /// Whether an app may be listed: the asker itself, or a handler of a scheme it may query.
         func listed(_ app: AppBundle?) -> Bool {
@@ -23,8 +23,8 @@ extension LaunchServicesDaemon {
             guard let app else { return false }
             return app.id == connection.identity || app.schemes.contains { visible.contains($0) && registry.handler(for: $0)?.id == app.id }
         }
-        switch topic {
-        case "status":
+        switch query {
+        case .status:
             return .queryResult(json: JSONDocument.encode(StatusReport(
                 version: Self.version, pid: getpid(), socket: socketPath,
                 uptimeSeconds: Double(now - started.uptimeNanoseconds) / 1e9,
@@ -35,30 +35,28 @@ extension LaunchServicesDaemon {
                 persistentPasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty && $0.persistent }.count,
                 frontmost: machine.frontmost,
                 appsFolders: visible == nil ? configuration.appsFolders : [], refusedBundles: visible == nil ? registryService.refused.map(\.description) : [])))
-        case "apps":
+        case .apps:
             return .queryResult(json: JSONDocument.encode(registry.apps.values.filter(listed).sorted { $0.id < $1.id }.map { app in
                 let own = visible == nil || app.id == connection.identity
                 return AppReport(id: app.id, name: app.name, path: app.path, executable: app.executable,
                                  schemes: app.schemes.filter { own || visible!.contains($0) }.map(\.normalized),
                                  queriesSchemes: own ? app.queriesSchemes.map(\.normalized).sorted() : [])
             }))
-        case "schemes", "conflicts":
+        case .schemes, .conflicts:
             let rows = registry.claimants.keys.sorted().compactMap { scheme -> SchemeReport? in
                 guard visible?.contains(scheme) ?? true else { return nil }
-                guard let resolution = registry.resolve(scheme), topic == "schemes" || resolution.claimants.count > 1 else { return nil }
+                guard let resolution = registry.resolve(scheme), query == .schemes || resolution.claimants.count > 1 else { return nil }
                 return SchemeReport(scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue, claimants: resolution.claimants)
             }
             return .queryResult(json: JSONDocument.encode(rows))
-        case "pasteboards":
+        case .pasteboards:
             expirePasteboards()
             return .queryResult(json: JSONDocument.encode(pasteboards.list(now: unixNow).map(PasteboardReport.init)))
-        case "running":
+        case .running:
             return .queryResult(json: JSONDocument.encode(machine.running.filter { listed(registry.apps[$0.app]) }.map {
                 RunningReport(id: $0.app, state: $0.record.state.rawValue, pid: $0.record.pid, frontmost: machine.frontmost == $0.app,
                               pendingOpens: $0.record.pendingOpens, phase: $0.record.currentPhase?.rawValue)
             }))
-        default:
-            return .failure(OpenError(.invalidRequest, "unknown query '\(topic)'; known: status, apps, schemes, conflicts, running, pasteboards"))
         }
     }
 }

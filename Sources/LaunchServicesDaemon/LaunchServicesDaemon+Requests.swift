@@ -32,17 +32,8 @@ extension LaunchServicesDaemon {
             pasteboardRequested(request, id: envelope.id, from: connection)
         case .canOpen(let url):
             canOpen(url, id: envelope.id, from: connection)
-        case .query("debug-stall"):
-            debugStall(id: envelope.id, connection)
-        case .query(let topic):
-            send(Envelope(id: envelope.id, answer(topic, for: connection)), to: connection)
-        case .command("rescan", let arguments) where arguments.isEmpty:
-            registryService.rescan { [self] summary in
-                send(Envelope(id: envelope.id, .queryResult(json: JSONDocument.encode(summary))), to: connection)
-                flushPending()
-            }
-        case .command(let verb, let arguments):
-            if let answer = execute(verb, arguments, id: envelope.id, from: connection) { send(Envelope(id: envelope.id, answer), to: connection) }
+        case .query, .command:
+            admin(envelope, from: connection)
         case .phaseResult(let accepted, let method):
             guard let app = connection.appID else {
                 protocolViolation("phaseResult comes only from apps the daemon launched", on: connection)
@@ -158,18 +149,5 @@ extension LaunchServicesDaemon {
         }
         let handler = registry.handler(for: url.scheme)
         send(Envelope(id: id, .canOpenResult(canOpen: handler != nil, app: askingApp == nil ? handler?.id : nil)), to: connection)
-    }
-
-    /// Blocks the event loop for good, so that tests can show the watchdog restarting a
-    /// stalled daemon. Only with `LAUNCHSERVICES_DEBUG_STALL=1` in the daemon's environment.
-    private func debugStall(id: UInt32, _ connection: ClientConnection) {
-        guard configuration.allowDebugStall else {
-            send(Envelope(id: id, .failure(OpenError(.notPermitted, "debug-stall is disabled; start launchservicesd with LAUNCHSERVICES_DEBUG_STALL=1 to allow it"))), to: connection)
-            return
-        }
-        logger.warning("debug-stall requested: the event loop stops now")
-        send(Envelope(id: id, .queryResult(json: "{\"stalling\": true}")), to: connection)
-        flushPending()
-        loop.execute { while true { sleep(3600) } }
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import LaunchServicesCore
+import LaunchServicesProtocol
 import Logging
 import NIOCore
 

@@ -197,7 +197,7 @@ struct LSBench: ParsableCommand {
     func waitForDaemon(_ socket: String, pollMicroseconds: UInt32 = 20_000) throws {
         let deadline = DispatchTime.now().uptimeNanoseconds + 30_000_000_000
         while DispatchTime.now().uptimeNanoseconds < deadline {
-            if let c = try? LaunchServicesClient(socketPath: socket, program: "lsbench"), (try? c.query("status")) != nil { return }
+            if let c = try? LaunchServicesClient(socketPath: socket, program: "lsbench"), (try? c.query(.status)) != nil { return }
             usleep(pollMicroseconds)
         }
         throw ValidationError("launchservicesd did not start within 30 s")
@@ -205,12 +205,13 @@ struct LSBench: ParsableCommand {
 
     /// Kills the running xyz (found through `running`) and waits until the daemon has seen it go.
     func terminateApp(client: LaunchServicesClient) throws {
-        let json = try client.query("running")
-        guard let list = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]],
-              let pid = list.first(where: { $0["id"] as? String == "bench.xyz" })?["pid"] as? Int else { return }
-        kill(Int32(pid), SIGKILL)
+        func running() throws -> [RunningReport] {
+            try JSONDecoder().decode([RunningReport].self, from: Data(try client.query(.running).utf8))
+        }
+        guard let pid = try running().first(where: { $0.id == "bench.xyz" })?.pid else { return }
+        kill(pid, SIGKILL)
         for _ in 0..<500 {
-            if (try client.query("running")).contains("\"pid\" : \(pid)") == false { return }
+            if !(try running().contains { $0.pid == pid }) { return }
             usleep(1_000)
         }
         throw ValidationError("the daemon did not notice the app's exit")

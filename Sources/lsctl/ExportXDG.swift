@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LaunchServicesClient
+import LaunchServicesProtocol
 
 /// `lsctl export-xdg`: makes the freedesktop world send registered schemes to `lsopen`.
 /// Writes a desktop entry for `lsopen` declaring `x-scheme-handler/SCHEME` for every
@@ -39,8 +40,7 @@ struct ExportXDG: ParsableCommand {
         // command's own report, after the export.
         var quiet = options
         quiet.json = false
-        let rows = (try quiet.query("schemes") as? [[String: Any]]) ?? []
-        let schemes = rows.compactMap { $0["scheme"] as? String }.sorted()
+        let schemes = try quiet.query(.schemes, as: [SchemeReport].self).map(\.scheme).sorted()
 
         // mimeapps.list: keep everything, set our entries in [Default Applications].
         let mimeapps = configHome + "/mimeapps.list"

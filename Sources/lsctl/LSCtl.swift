@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LaunchServicesClient
+import LaunchServicesProtocol
 
 /// `lsctl`: inspect and administer launchservicesd, in the manner of `systemctl`.
 @main
@@ -19,54 +20,54 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Socket path (default: $LAUNCHSERVICES_SOCKET, else $XDG_RUNTIME_DIR/launchservices/socket).")
     var socket: String?
 
-    /// Asks the daemon one query; exits 69 with a clear message when it cannot be reached.
-    func query(_ topic: String) throws -> Any {
+    /// Asks the daemon one query; prints the daemon's JSON verbatim with --json, else decodes
+    /// it as the query's report type. Exits 69 with a clear message when it cannot be reached.
+    func query<Report: Decodable>(_ query: AdminQuery, as report: Report.Type) throws -> Report {
+        try ask(query.topic, as: report, refusalExit: ExitCode(ExitCodes.unavailable)) { try $0.query(query) }
+    }
+
+    /// Runs a command; prints the daemon's JSON with --json, else decodes it as the command's
+    /// report type. A refusal prints the daemon's message and exits 1; an unreachable daemon exits 69.
+    func command<Report: Decodable>(_ command: AdminCommand, as report: Report.Type) throws -> Report {
+        try ask(command.verb, as: report, refusalExit: .failure) { try $0.command(command) }
+    }
+
+    /// A test-only hook; answered like a query.
+    func debug(_ hook: DebugHook) throws -> DebugStallReport {
+        try ask(hook.topic, as: DebugStallReport.self, refusalExit: ExitCode(ExitCodes.unavailable)) { try $0.debug(hook) }
+    }
+
+    private func ask<Report: Decodable>(_ what: String, as report: Report.Type, refusalExit: ExitCode,
+                                        _ send: (LaunchServicesClient) throws -> String) throws -> Report {
+        let text: String
         do {
             let client = try LaunchServicesClient(socketPath: socket, program: "lsctl")
             defer { client.close() }
-            let text = try client.query(topic)
-            if json {
-                print(text)
-                throw ExitCode.success
-            }
-            return try JSONSerialization.jsonObject(with: Data(text.utf8))
+            text = try send(client)
         } catch let error as ClientError {
             StandardStreams.error("lsctl: \(error.description)\n")
+            if case .refused = error { throw refusalExit }
             throw ExitCode(ExitCodes.unavailable)
         }
-    }
-}
-
-extension CommonOptions {
-    /// Runs a command; prints the daemon's JSON with --json, else hands the document back.
-    /// A refusal prints the daemon's message and exits 1; an unreachable daemon exits 69.
-    func command(_ verb: String, _ arguments: [String]) throws -> Any {
+        if json {
+            print(text)
+            throw ExitCode.success
+        }
         do {
-            let client = try LaunchServicesClient(socketPath: socket, program: "lsctl")
-            defer { client.close() }
-            let text = try client.command(verb, arguments)
-            if json {
-                print(text)
-                throw ExitCode.success
-            }
-            return try JSONSerialization.jsonObject(with: Data(text.utf8))
-        } catch let error as ClientError {
-            StandardStreams.error("lsctl: \(error.description)\n")
-            if case .refused = error { throw ExitCode.failure }
+            return try JSONDecoder().decode(report, from: Data(text.utf8))
+        } catch {
+            StandardStreams.error("lsctl: launchservicesd's answer to \(what) is not the \(report) this lsctl knows: \(error)\n")
             throw ExitCode(ExitCodes.unavailable)
         }
     }
 }
 
 /// Prints an explanation document (explain, default) for a person.
-func printExplanation(_ value: Any) {
-    guard let e = value as? [String: Any] else { return }
-    let app = e["app"] as? String
-    print("\(e["url"] as? String ?? "?") → \(app ?? "no app")")
-    print("  why: \(e["why"] as? String ?? "")")
-    let claimants = (e["claimants"] as? [String]) ?? []
-    if claimants.count > 1 { print("  also claimed by: \(claimants.filter { $0 != app }.joined(separator: ", "))") }
-    if let chosen = e["userDefault"] as? String, chosen != app { print("  user default: \(chosen) (not a claimant now, so ignored)") }
+func printExplanation(_ e: ExplainReport) {
+    print("\(e.url) → \(e.app ?? "no app")")
+    print("  why: \(e.why)")
+    if e.claimants.count > 1 { print("  also claimed by: \(e.claimants.filter { $0 != e.app }.joined(separator: ", "))") }
+    if let chosen = e.userDefault, chosen != e.app { print("  user default: \(chosen) (not a claimant now, so ignored)") }
 }
 
 struct Register: ParsableCommand {
@@ -76,9 +77,8 @@ struct Register: ParsableCommand {
 
     func run() throws {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        let answer = try options.command("register", [absolute]) as? [String: Any]
-        let app = answer?["registered"] as? [String: Any]
-        print("registered \(app?["id"] as? String ?? "?") (\(((app?["schemes"] as? [String]) ?? []).joined(separator: ", ")))")
+        let app = try options.command(.register(path: absolute), as: RegisterReport.self).registered
+        print("registered \(app.id) (\(app.schemes.joined(separator: ", ")))")
     }
 }
 
@@ -88,9 +88,9 @@ struct Unregister: ParsableCommand {
     @Argument(help: "The bundle id.") var id: String
 
     func run() throws {
-        let answer = try options.command("unregister", [id]) as? [String: Any]
+        let answer = try options.command(.unregister(id: id), as: UnregisterReport.self)
         print("unregistered \(id)")
-        if let note = answer?["note"] as? String { print("note: \(note)") }
+        if let note = answer.note { print("note: \(note)") }
     }
 }
 
@@ -108,9 +108,8 @@ struct Default: ParsableCommand {
     }
 
     func run() throws {
-        let answer = clear ? try options.command("clear-default", [scheme])
-            : try options.command("default", [scheme] + (id.map { [$0] } ?? []))
-        printExplanation(answer)
+        let command: AdminCommand = clear ? .clearDefault(scheme: scheme) : id.map { .setDefault(scheme: scheme, app: $0) } ?? .showDefault(scheme: scheme)
+        printExplanation(try options.command(command, as: ExplainReport.self))
     }
 }
 
@@ -120,7 +119,7 @@ struct Explain: ParsableCommand {
     @Argument(help: "The URL.") var url: String
 
     func run() throws {
-        printExplanation(try options.command("explain", [url]))
+        printExplanation(try options.command(.explain(url: url), as: ExplainReport.self))
     }
 }
 
@@ -129,12 +128,11 @@ struct Rescan: ParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() throws {
-        let s = (try options.command("rescan", []) as? [String: Any]) ?? [:]
-        for key in ["added", "changed", "removed"] {
-            let ids = (s[key] as? [String]) ?? []
+        let s = try options.command(.rescan, as: RescanSummary.self)
+        for (key, ids) in [("added", s.added), ("changed", s.changed), ("removed", s.removed)] {
             print("\(key): \(ids.isEmpty ? "none" : ids.joined(separator: ", "))")
         }
-        for line in (s["refused"] as? [String]) ?? [] { print("refused: \(line)") }
+        for line in s.refused { print("refused: \(line)") }
     }
 }
 
@@ -143,10 +141,10 @@ struct Schemes: ParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() throws {
-        let rows = (try options.query("schemes") as? [[String: Any]]) ?? []
+        let rows = try options.query(.schemes, as: [SchemeReport].self)
         guard !rows.isEmpty else { return print("no schemes registered") }
         Table.print(header: ["SCHEME", "OPENS WITH", "WHY", "CLAIMANTS"], rows: rows.map {
-            [$0["scheme"] as? String ?? "?", $0["app"] as? String ?? "?", $0["reason"] as? String ?? "?", "\(($0["claimants"] as? [String])?.count ?? 0)"]
+            [$0.scheme, $0.app, $0.reason, "\($0.claimants.count)"]
         })
     }
 }
@@ -156,10 +154,10 @@ struct Conflicts: ParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() throws {
-        let rows = (try options.query("conflicts") as? [[String: Any]]) ?? []
+        let rows = try options.query(.conflicts, as: [SchemeReport].self)
         guard !rows.isEmpty else { return print("no contested schemes") }
         Table.print(header: ["SCHEME", "WINNER", "WHY", "CLAIMANTS"], rows: rows.map {
-            [$0["scheme"] as? String ?? "?", $0["app"] as? String ?? "?", $0["reason"] as? String ?? "?", (($0["claimants"] as? [String]) ?? []).joined(separator: ", ")]
+            [$0.scheme, $0.app, $0.reason, $0.claimants.joined(separator: ", ")]
         })
     }
 }
@@ -169,19 +167,17 @@ struct Status: ParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() throws {
-        guard let s = try options.query("status") as? [String: Any] else { throw ExitCode(ExitCodes.unavailable) }
-        print("launchservicesd \(s["version"] ?? "?") (pid \(s["pid"] ?? "?")), up \(String(format: "%.1f", (s["uptimeSeconds"] as? Double) ?? 0)) s")
-        print("  socket:     \(s["socket"] ?? "?")")
-        print("  apps:       \(s["appsRegistered"] ?? 0) registered, \(s["schemesRegistered"] ?? 0) schemes")
-        let suspended = (s["appsSuspended"] as? Int) ?? 0
-        print("  running:    \(s["appsRunning"] ?? 0)\(suspended > 0 ? ", \(suspended) suspended" : "")\((s["frontmost"] as? String).map { " (frontmost: \($0))" } ?? "")")
-        print("  opens:      \(s["opensServed"] ?? 0) served")
-        print("  pasteboards: \(s["pasteboards"] ?? 0) holding items (\(s["persistentPasteboards"] ?? 0) persistent)")
-        print("  folders:    \(((s["appsFolders"] as? [String]) ?? []).joined(separator: ", "))")
-        let refused = (s["refusedBundles"] as? [String]) ?? []
-        if !refused.isEmpty {
+        let s = try options.query(.status, as: StatusReport.self)
+        print("launchservicesd \(s.version) (pid \(s.pid)), up \(String(format: "%.1f", s.uptimeSeconds)) s")
+        print("  socket:     \(s.socket)")
+        print("  apps:       \(s.appsRegistered) registered, \(s.schemesRegistered) schemes")
+        print("  running:    \(s.appsRunning)\(s.appsSuspended > 0 ? ", \(s.appsSuspended) suspended" : "")\(s.frontmost.map { " (frontmost: \($0))" } ?? "")")
+        print("  opens:      \(s.opensServed) served")
+        print("  pasteboards: \(s.pasteboards) holding items (\(s.persistentPasteboards) persistent)")
+        print("  folders:    \(s.appsFolders.joined(separator: ", "))")
+        if !s.refusedBundles.isEmpty {
             print("  refused bundles:")
-            for line in refused { print("    \(line)") }
+            for line in s.refusedBundles { print("    \(line)") }
         }
     }
 }
@@ -191,14 +187,12 @@ struct Apps: ParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() throws {
-        let apps = (try options.query("apps") as? [[String: Any]]) ?? []
+        let apps = try options.query(.apps, as: [AppReport].self)
         guard !apps.isEmpty else {
             print("no apps registered")
             return
         }
-        let rows = apps.map { app -> [String] in
-            [app["id"] as? String ?? "?", ((app["schemes"] as? [String]) ?? []).joined(separator: ","), app["path"] as? String ?? ""]
-        }
+        let rows = apps.map { app -> [String] in [app.id, app.schemes.joined(separator: ","), app.path] }
         Table.print(header: ["BUNDLE ID", "SCHEMES", "PATH"], rows: rows)
     }
 }
@@ -208,17 +202,13 @@ struct Running: ParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() throws {
-        let apps = (try options.query("running") as? [[String: Any]]) ?? []
+        let apps = try options.query(.running, as: [RunningReport].self)
         guard !apps.isEmpty else {
             print("no apps running")
             return
         }
         let rows = apps.map { app -> [String] in
-            [((app["frontmost"] as? Bool) == true ? "*" : " ") + (app["id"] as? String ?? "?"),
-             app["state"] as? String ?? "?",
-             (app["pid"] as? Int).map(String.init) ?? "-",
-             (app["phase"] as? String) ?? "-",
-             "\(app["pendingOpens"] ?? 0)"]
+            [(app.frontmost ? "*" : " ") + app.id, app.state, app.pid.map { String($0) } ?? "-", app.phase ?? "-", "\(app.pendingOpens)"]
         }
         Table.print(header: [" BUNDLE ID", "STATE", "PID", "PHASE", "PENDING"], rows: rows)
     }
@@ -231,7 +221,7 @@ struct DebugStall: ParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() throws {
-        _ = try options.query("debug-stall")
+        _ = try options.debug(.stall)
         print("launchservicesd's event loop is now stalled")
     }
 }

@@ -147,19 +147,19 @@ struct PasteboardCommand: ParsableCommand {
         @OptionGroup var options: CommonOptions
 
         func run() throws {
-            guard let boards = try options.query("pasteboards") as? [[String: Any]] else { throw ExitCode(ExitCodes.unavailable) }
+            let boards = try options.query(.pasteboards, as: [PasteboardReport].self)
             if boards.isEmpty {
                 print("no pasteboards")
                 return
             }
             for board in boards {
-                let items = (board["items"] as? [[String: Any]] ?? []).map { "\($0["type"] as? String ?? "?") (\($0["bytes"] as? Int ?? 0) bytes)" }
-                var notes: [String] = ["change \(board["changeCount"] as? Int ?? 0)"]
-                if board["persistent"] as? Bool == true { notes.append("persistent") }
-                if board["passwordProtected"] as? Bool == true { notes.append("password-protected") }
-                if let seconds = board["expiresInSeconds"] as? Int { notes.append("expires in \(seconds) s") }
-                let contents = board["passwordProtected"] as? Bool == true ? "(protected)" : (items.isEmpty ? "empty" : items.joined(separator: ", "))
-                print("\(board["name"] as? String ?? "?"): \(contents); \(notes.joined(separator: ", "))")
+                let items = board.items.map { "\($0.type) (\($0.bytes) bytes)" }
+                var notes: [String] = ["change \(board.changeCount)"]
+                if board.persistent { notes.append("persistent") }
+                if board.passwordProtected { notes.append("password-protected") }
+                if let seconds = board.expiresInSeconds { notes.append("expires in \(seconds) s") }
+                let contents = board.passwordProtected ? "(protected)" : (items.isEmpty ? "empty" : items.joined(separator: ", "))
+                print("\(board.name): \(contents); \(notes.joined(separator: ", "))")
             }
         }
     }

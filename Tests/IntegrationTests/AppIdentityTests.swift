@@ -53,15 +53,15 @@ struct AppIdentityTests {
             let text = (try? String(contentsOfFile: out + "/\(step).out", encoding: .utf8)) ?? ""
             #expect(text.contains("test.zevil is an app"), "\(step): \(text)")
         }
-        let schemes = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/schemes.json"))) as? [[String: Any]]
-        #expect(schemes?.compactMap { $0["scheme"] as? String } == ["alpha"], "only the queryable scheme: \(String(describing: schemes))")
-        let running = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/running.json"))) as? [[String: Any]]
-        #expect(running?.compactMap { $0["id"] as? String } == ["test.zevil"], "not beta: \(String(describing: running))")
+        let schemes = try JSONDecoder().decode([SchemeReport].self, from: Data(contentsOf: URL(fileURLWithPath: out + "/schemes.json")))
+        #expect(schemes.map(\.scheme) == ["alpha"], "only the queryable scheme: \(schemes)")
+        let running = try JSONDecoder().decode([RunningReport].self, from: Data(contentsOf: URL(fileURLWithPath: out + "/running.json")))
+        #expect(running.map(\.id) == ["test.zevil"], "not beta: \(running)")
 
         // Nothing changed for the user.
-        let explain = try h.lsctl("explain", "victim:x", "--json")
-        #expect(explain.json?["app"] as? String == "test.victim", "\(explain.stdout)")
-        #expect(explain.json?["userDefault"] == nil || explain.json?["userDefault"] is NSNull)
+        let explain = try h.lsctl("explain", "victim:x", "--json").decode(ExplainReport.self)
+        #expect(explain.app == "test.victim", "\(explain)")
+        #expect(explain.userDefault == nil)
         #expect(!(try h.lsctl("apps", "--json").stdout.contains("test.rogue")))
         #expect(try h.lsopen("victim:x").status == 0)
     }
@@ -102,9 +102,9 @@ struct AppIdentityTests {
         let said = (try? String(contentsOfFile: out + "/default.out", encoding: .utf8)) ?? ""
         #expect(said.contains("org.swift-launch-services.orphaned-app is an app"), "\(said)")
         let schemes = (try? String(contentsOfFile: out + "/schemes.json", encoding: .utf8)) ?? ""
-        let listed = try JSONSerialization.jsonObject(with: Data(schemes.utf8)) as? [Any]
-        #expect(listed?.isEmpty == true, "no scheme shown: \(schemes)")
-        #expect(try h.lsctl("explain", "victim:x", "--json").json?["app"] as? String == "test.victim")
+        let listed = try JSONDecoder().decode([SchemeReport].self, from: Data(schemes.utf8))
+        #expect(listed.isEmpty, "no scheme shown: \(schemes)")
+        #expect(try h.lsctl("explain", "victim:x", "--json").decode(ExplainReport.self).app == "test.victim")
         // The orphan ends when the daemon stops.
         let pid = try #require(Int32(((try? String(contentsOfFile: out + "/pid", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
         // It leads its own session: should the daemon fail to end it, the test does.

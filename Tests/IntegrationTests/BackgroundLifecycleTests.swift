@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LaunchServicesProtocol
 
 /// Suspension with real processes: a background app is stopped after the grace, the next open
 /// resumes it, and past the live limit the least recently used suspended app is killed.
@@ -12,7 +13,7 @@ struct BackgroundLifecycleTests {
     }
 
     func pid(_ h: DaemonHarness, _ id: String) throws -> Int32? {
-        (try h.running().first { $0["id"] as? String == id }?["pid"] as? Int).map(Int32.init)
+        try h.running().first { $0.id == id }?.pid
     }
 
     @Test("suspended after the grace (the process is stopped), resumed by the next open")
@@ -25,7 +26,7 @@ struct BackgroundLifecycleTests {
         try h.eventually("alpha is suspended") { try h.state(of: "test.alpha") == "suspended" }
         try h.eventually("alpha's process is stopped") { processState(alpha) == "T" }
         #expect(h.daemonOutput.contains("suspending test.alpha (pid \(alpha))"))
-        #expect(try h.lsctl("status", "--json").json?["appsSuspended"] as? Int == 1)
+        #expect(try h.lsctl("status", "--json").decode(StatusReport.self).appsSuspended == 1)
         #expect(try h.lsctl("status").stdout.contains("running:    2, 1 suspended"))
 
         let warm = try h.lsopen("--json", "alpha:2")
@@ -52,7 +53,7 @@ struct BackgroundLifecycleTests {
         try h.eventually("alpha, the least recently used suspended app, is terminated") { !isAlive(alpha) }
         try h.eventually("the daemon noticed") { try h.state(of: "test.alpha") == nil }
         #expect(h.daemonOutput.contains("terminating test.alpha (pid \(alpha)): more than 2 apps are alive and it is the least recently used suspended one"))
-        let running = try h.running().compactMap { $0["id"] as? String }
+        let running = try h.running().map(\.id)
         #expect(running == ["test.beta", "test.gamma"])
         // Opening alpha again is a cold open; beta (now the oldest suspended) makes room.
         let again = try h.lsopen("--json", "alpha:2")

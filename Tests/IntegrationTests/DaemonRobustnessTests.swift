@@ -38,9 +38,9 @@ struct DaemonRobustnessTests {
         let h = try DaemonHarness(apps: [.test("alpha"), malformed, badScheme, noID, duplicate])
         defer { h.stop() }
         let status = try h.run("lsctl", ["status", "--json"])
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
-        #expect(json["appsRegistered"] as? Int == 1)
-        let refused = (json["refusedBundles"] as? [String]) ?? []
+        let report = try status.decode(StatusReport.self)
+        #expect(report.appsRegistered == 1)
+        let refused = report.refusedBundles
         #expect(refused.count == 4, "\(refused)")
         #expect(refused.contains { $0.contains("malformed.app") && $0.contains("not a valid property list") })
         #expect(refused.contains { $0.contains("badscheme.app") && $0.contains("CFBundleURLTypes[0].CFBundleURLSchemes") && $0.contains("'1nope'") })
@@ -94,7 +94,16 @@ struct DaemonRobustnessTests {
         defer { client.close() }
         let unknown = #expect(throws: ClientError.self) { _ = try client.query("nonsense") }
         #expect(unknown?.code == .invalidRequest, "\(String(describing: unknown))")
-        #expect(try client.query("status").contains("appsRegistered"), "the connection stays open")
+        #expect(unknown?.description == AdminRequestError.unknownQuery(topic: "nonsense").description)
+        #expect(try client.query(.status).contains("appsRegistered"), "the connection stays open")
+        // So is an unknown or ill-formed command.
+        let badCommand = #expect(throws: ClientError.self) { _ = try client.command("rescan", ["now"]) }
+        #expect(badCommand?.code == .invalidRequest)
+        #expect(badCommand?.description == AdminRequestError.unknownCommand(verb: "rescan", argumentCount: 1).description, "\(String(describing: badCommand))")
+        // The test hook is refused by a daemon not started to allow it.
+        let stall = #expect(throws: ClientError.self) { _ = try client.debug(.stall) }
+        #expect(stall?.code == .notPermitted, "\(String(describing: stall))")
+        #expect(try client.query(.status).contains("appsRegistered"), "the connection stays open")
     }
 
     @Test("a peer that shuts down its sending side still reads every answer it is owed")
@@ -152,7 +161,7 @@ struct DaemonRobustnessTests {
         }
         try h.eventually("the slow app is stuck in didFinishLaunching") { h.eventNames().contains { $0.hasPrefix("didFinishLaunching -> hang") } }
         try h.eventually("all twelve opens wait on it", within: 20) {
-            try h.running().first { $0["id"] as? String == "test.slow" }?["pendingOpens"] as? Int == 12
+            try h.running().first { $0.id == "test.slow" }?.pendingOpens == 12
         }
         let appPIDs = h.appPIDs
         try h.restart(signal: SIGKILL)
@@ -164,7 +173,7 @@ struct DaemonRobustnessTests {
         }
         try h.eventually("the apps of the killed daemon are gone, the hung one too") { appPIDs.allSatisfy { !isAlive($0) } }
         // The restarted daemon has everything it had promised.
-        #expect(try h.lsctl("explain", "--json", "both:1").json?["app"] as? String == "test.slow")
+        #expect(try h.lsctl("explain", "--json", "both:1").decode(ExplainReport.self).app == "test.slow")
         #expect(try h.lsctl("pasteboard", "paste", "--name", "kept").stdout == "safe")
         #expect(try h.lsopen("alpha:after").status == 0)
     }

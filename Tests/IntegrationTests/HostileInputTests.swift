@@ -35,14 +35,13 @@ struct HostileInputTests {
         let h = try DaemonHarness(apps: [.test("alpha"), deep])
         defer { h.stop() }
         #expect(try h.lsopen("alpha:1").status == 0)
-        let status = try h.lsctl("status", "--json")
-        let refused = (status.json?["refusedBundles"] as? [String]) ?? []
+        let refused = try h.lsctl("status", "--json").decode(StatusReport.self).refusedBundles
         #expect(refused.contains { $0.contains("deep.app") && $0.contains("nest") }, "\(refused)")
         // Added while running: the rescan skips it too.
         try Self.bundle(at: h.appsFolder + "/deeper.app", id: "test.deeper")
         let rescan = try h.lsctl("rescan", "--json")
         #expect(rescan.status == 0, "\(rescan.stdout) \(rescan.stderr)")
-        #expect(rescan.stdout.contains("deeper.app"), "\(rescan.stdout)")
+        #expect(try rescan.decode(RescanSummary.self).refused.contains { $0.contains("deeper.app") }, "\(rescan.stdout)")
         #expect(try h.lsopen("alpha:2").status == 0, "still serving")
     }
 

@@ -21,7 +21,7 @@ struct OrphanTests {
         #expect(try h.lsopen("alpha:1").status == 0)
         #expect(try h.lsopen("beta:1").status == 0)
         try h.eventually("alpha is suspended") { try h.state(of: "test.alpha") == "suspended" }
-        let alpha = Int32(try #require(try h.running().first { $0["id"] as? String == "test.alpha" }?["pid"] as? Int))
+        let alpha = try #require(try h.running().first { $0.id == "test.alpha" }?.pid)
         try h.eventually("alpha's process is stopped") { processState(alpha) == "T" }
 
         // gamma hangs before it ever calls Application.main; its open waits for the launch.
@@ -31,7 +31,7 @@ struct OrphanTests {
         defer { pending.stop(grace: 1) }
         try h.eventually("gamma hangs before Application.main") { h.eventNames().contains("launch -> hang") }
 
-        let listed = try h.running().compactMap { ($0["pid"] as? Int).map(Int32.init) }
+        let listed = try h.running().compactMap(\.pid)
         let pids = Set(h.appPIDs + listed)
         #expect(pids.count == 3, "alpha, beta and gamma: \(h.events)")
         #expect(pids.allSatisfy(isAlive))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LaunchServicesProtocol
 
 /// The daemon's pasteboards through the real `lsctl pasteboard` and shell pipes.
 @Suite("Pasteboards")
@@ -53,8 +54,8 @@ struct PasteboardTests {
         #expect((item["base64"] as? String).flatMap { Data(base64Encoded: $0) }.map(Array.init) == bytes)
 
         let list = try h.lsctl("pasteboard", "list", "--json")
-        let boards = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
-        #expect(boards.compactMap { $0["name"] as? String } == ["bin", "doc", "general"])
+        let boards = try list.decode([PasteboardReport].self)
+        #expect(boards.map(\.name) == ["bin", "doc", "general"])
         #expect(!list.stdout.contains("two"), "list never shows data")
 
         let clear = try h.lsctl("pasteboard", "clear", "--name", "doc", "--json")
@@ -121,8 +122,8 @@ struct PasteboardTests {
             try h.lsctl("pasteboard", "paste", "--name", "brief").stderr.contains("is empty")
         }
         let list = try h.lsctl("pasteboard", "list", "--json")
-        let board = try #require((try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])?.first)
-        #expect(board["changeCount"] as? Int == 2)
+        let board = try #require(try list.decode([PasteboardReport].self).first)
+        #expect(board.changeCount == 2)
         let badExpiry = try h.lsctl("pasteboard", "copy", "--expire", "0", "--text", "x")
         #expect(badExpiry.stderr.contains("out of range"))
     }
@@ -135,9 +136,9 @@ struct PasteboardTests {
         #expect(try h.lsctl("pasteboard", "copy", "--name", "kept", "--persistent", "--password", "pw", "--text", "still here, v2").status == 0)
         #expect(try h.lsctl("pasteboard", "copy", "--name", "lost", "--text", "gone").status == 0)
         try h.restart(signal: SIGKILL)
-        let status = try #require(try h.lsctl("status", "--json").json)
-        #expect(status["pasteboards"] as? Int == 1, "only the persistent one came back")
-        #expect(status["persistentPasteboards"] as? Int == 1)
+        let status = try h.query(.status, as: StatusReport.self)
+        #expect(status.pasteboards == 1, "only the persistent one came back")
+        #expect(status.persistentPasteboards == 1)
         let kept = try h.lsctl("pasteboard", "paste", "--name", "kept", "--password", "pw", "--json")
         #expect(kept.status == 0, "\(kept.stderr)")
         #expect(kept.json?["changeCount"] as? Int == 2)

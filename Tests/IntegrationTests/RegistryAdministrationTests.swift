@@ -1,13 +1,15 @@
 import Foundation
 import GRDB
 import Testing
+import LaunchServicesProtocol
 
 /// `lsctl register/unregister/default/conflicts/explain`, persistence across SIGKILL, and
 /// the rule that an app cannot choose defaults.
 @Suite("Registry administration")
 struct RegistryAdministrationTests {
-    func json(_ run: ToolRun) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout) \(run.stderr)")
+    /// `lsctl explain --json URL`, decoded.
+    func explain(_ h: DaemonHarness, _ url: String) throws -> ExplainReport {
+        try h.run("lsctl", ["explain", "--json", url]).decode(ExplainReport.self)
     }
 
     /// A bundle outside the apps folder, for `lsctl register`.
@@ -30,11 +32,11 @@ struct RegistryAdministrationTests {
         #expect(try h.run("lsctl", ["default", "shared", "zz.loose"]).status == 0)
 
         try h.restart(signal: SIGKILL)
-        let explain = try json(try h.run("lsctl", ["explain", "--json", "shared:x"]))
-        #expect(explain["app"] as? String == "zz.loose")
-        #expect(explain["reason"] as? String == "userDefault")
-        let apps = try h.run("lsctl", ["apps", "--json"]).stdout
-        #expect(apps.contains("zz.loose") && apps.contains("test.alpha"))
+        let explained = try explain(h, "shared:x")
+        #expect(explained.app == "zz.loose")
+        #expect(explained.reason == "userDefault")
+        let apps = try h.run("lsctl", ["apps", "--json"]).decode([AppReport].self)
+        #expect(apps.contains { $0.id == "zz.loose" } && apps.contains { $0.id == "test.alpha" })
         #expect(try h.lsopen("--json", "shared:go").json?["app"] as? String == "zz.loose")
     }
 
@@ -63,28 +65,32 @@ struct RegistryAdministrationTests {
     func explainThreeCases() throws {
         let h = try DaemonHarness(apps: [.test("solo"), .test("bbb", schemes: ["both"]), .test("aaa", schemes: ["both"])])
         defer { h.stop() }
-        let only = try json(try h.run("lsctl", ["explain", "--json", "solo:1"]))
-        #expect(only["app"] as? String == "test.solo")
-        #expect(only["reason"] as? String == "onlyClaimant")
-        let rule = try json(try h.run("lsctl", ["explain", "--json", "both:1"]))
-        #expect(rule["app"] as? String == "test.aaa")
-        #expect(rule["reason"] as? String == "rule")
-        #expect(rule["claimants"] as? [String] == ["test.aaa", "test.bbb"])
+        let only = try explain(h, "solo:1")
+        #expect(only.app == "test.solo")
+        #expect(only.reason == "onlyClaimant")
+        let rule = try explain(h, "both:1")
+        #expect(rule.app == "test.aaa")
+        #expect(rule.reason == "rule")
+        #expect(rule.claimants == ["test.aaa", "test.bbb"])
         #expect(try h.run("lsctl", ["default", "both", "test.bbb"]).status == 0)
-        let chosen = try json(try h.run("lsctl", ["explain", "--json", "both:1"]))
-        #expect(chosen["app"] as? String == "test.bbb")
-        #expect(chosen["reason"] as? String == "userDefault")
+        let chosen = try explain(h, "both:1")
+        #expect(chosen.app == "test.bbb")
+        #expect(chosen.reason == "userDefault")
+        #expect(chosen.userDefault == "test.bbb")
         let text = try h.run("lsctl", ["explain", "both:1"]).stdout
         #expect(text.contains("the user chose test.bbb") && text.contains("also claimed by: test.aaa"))
-        let none = try json(try h.run("lsctl", ["explain", "--json", "nobody:1"]))
-        #expect(none["reason"] as? String == "noHandler")
+        let none = try explain(h, "nobody:1")
+        #expect(none.reason == "noHandler")
+        #expect(none.app == nil)
 
         let schemes = try h.run("lsctl", ["schemes", "--json"]).stdout
         #expect(schemes.contains("\"scheme\" : \"solo\"") && schemes.contains("\"reason\" : \"onlyClaimant\""))
         let conflicts = try h.run("lsctl", ["conflicts", "--json"]).stdout
         #expect(conflicts.contains("\"scheme\" : \"both\"") && !conflicts.contains("\"scheme\" : \"solo\""))
+        #expect(try h.query(.conflicts, as: [SchemeReport].self).map(\.scheme) == ["both"])
+        #expect(try h.query(.schemes, as: [SchemeReport].self).map(\.scheme) == ["both", "solo"])
         #expect(try h.run("lsctl", ["default", "both", "--clear"]).status == 0)
-        #expect(try json(try h.run("lsctl", ["explain", "--json", "both:1"]))["app"] as? String == "test.aaa")
+        #expect(try explain(h, "both:1").app == "test.aaa")
         #expect(h.daemonOutput.contains("default handler for 'both' changed from (none) to test.bbb"))
     }
 
@@ -94,7 +100,7 @@ struct RegistryAdministrationTests {
         defer { h.stop() }
         #expect(try h.lsopen("grabby:1").status == 0)
         #expect(h.eventNames().contains("claimDefault both -> notPermitted"))
-        #expect(try json(try h.run("lsctl", ["explain", "--json", "both:1"]))["app"] as? String == "test.aaa")
+        #expect(try explain(h, "both:1").app == "test.aaa")
     }
 
     @Test("an app cannot unregister another app (nor register one)")
@@ -124,8 +130,8 @@ struct RegistryAdministrationTests {
         let badScheme = try h.run("lsctl", ["default", "1bad", "test.alpha"])
         #expect(badScheme.stderr.contains("must start with a letter"))
         #expect(try h.lsopen("--json", "other:x").errorCode == "noHandler")
-        let apps = try h.run("lsctl", ["apps", "--json"]).stdout
-        #expect(apps.components(separatedBy: "\"id\"").count == 2, "only test.alpha: \(apps)")
+        let apps = try h.run("lsctl", ["apps", "--json"]).decode([AppReport].self)
+        #expect(apps.map(\.id) == ["test.alpha"], "only test.alpha: \(apps)")
     }
 }
 
@@ -187,17 +193,17 @@ struct RescanTests {
         #expect(try h.lsopen("--can-open", "alpha2:x").status == 1, "not seen before the rescan")
         let r = try h.run("lsctl", ["rescan", "--json"])
         #expect(r.status == 0)
-        let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
-        #expect(summary["changed"] as? [String] == ["test.alpha"], "\(r.stdout)")
-        #expect((summary["added"] as? [String])?.isEmpty == true, "\(r.stdout)")
-        #expect((summary["removed"] as? [String])?.isEmpty == true, "\(r.stdout)")
+        let summary = try r.decode(RescanSummary.self)
+        #expect(summary.changed == ["test.alpha"], "\(r.stdout)")
+        #expect(summary.added.isEmpty, "\(r.stdout)")
+        #expect(summary.removed.isEmpty, "\(r.stdout)")
         #expect(try h.lsopen("--can-open", "alpha2:x").status == 0)
         // A bundle added to the folder is registered by the rescan, exactly once.
         try h.install(.test("gamma"))
         let added = try h.run("lsctl", ["rescan", "--json"])
-        #expect((try JSONSerialization.jsonObject(with: Data(added.stdout.utf8)) as? [String: Any])?["added"] as? [String] == ["test.gamma"], "\(added.stdout)")
-        let apps = try JSONSerialization.jsonObject(with: Data(h.lsctl("apps", "--json").stdout.utf8)) as? [[String: Any]]
-        #expect(apps?.filter { $0["id"] as? String == "test.gamma" }.count == 1, "\(String(describing: apps))")
+        #expect(try added.decode(RescanSummary.self).added == ["test.gamma"], "\(added.stdout)")
+        let apps = try h.lsctl("apps", "--json").decode([AppReport].self)
+        #expect(apps.filter { $0.id == "test.gamma" }.count == 1, "\(apps)")
         try FileManager.default.removeItem(atPath: h.appsFolder + "/gamma.app")
         try h.restart(signal: SIGKILL)
         #expect(try h.lsopen("--can-open", "gamma:x").status == 1, "a bundle that left its folder is withdrawn at start")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LaunchServicesProtocol
 
 /// The seed scenarios (README: the demo apps) with the demo apps as shipped: the lite-to-full migration,
 /// the tweeter service and the paste service.
@@ -89,9 +90,9 @@ struct ScenarioAppTests {
         #expect(try h.lsctl("pasteboard", "paste", "--name", "test1", "--password", "foobar").stdout == "hello world")
         #expect(try h.lsctl("pasteboard", "paste", "--name", "test1").status == 1)
         let list = try h.lsctl("pasteboard", "list", "--json")
-        let board = try #require((try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])?.first)
-        #expect(board["passwordProtected"] as? Bool == true)
-        #expect(((board["expiresInSeconds"] as? Int) ?? 0) > 1400)
+        let board = try #require(try list.decode([PasteboardReport].self).first)
+        #expect(board.passwordProtected)
+        #expect((board.expiresInSeconds ?? 0) > 1400)
         // lsopen owns no scheme 'iping' (and nothing handles it): the return is refused.
         try h.eventually("the service reports the refused return") { h.daemonOutput.contains("[x-sadun-services] did not return to org.swift-launch-services.lsopen at iping") }
 

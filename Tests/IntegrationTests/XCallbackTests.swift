@@ -143,7 +143,7 @@ struct XCallbackTests {
         try h.eventually("wordrev calls the honest app back, keeping its callback's own query") {
             h.eventNames().contains { $0.hasPrefix("open url=honest://done?session=7&word=cba source=com.example.wordrev") }
         }
-        let running = try h.running().compactMap { $0["id"] as? String }
+        let running = try h.running().map(\.id)
         #expect(!running.contains("test.third"), "the third app was never launched")
         #expect(!h.eventNames().contains { $0.contains("url=third:") })
     }
@@ -163,7 +163,7 @@ struct XCallbackTests {
 
         #expect(try h.lsopen("liar:go").status == 0)
         try h.eventually("the service's return to a third app is refused") { h.daemonOutput.contains("[x-sadun-services] did not return to test.liar at third") }
-        #expect(!(try h.running().compactMap { $0["id"] as? String }.contains("test.third")))
+        #expect(!(try h.running().map(\.id).contains("test.third")))
     }
 
     @Test("callbackPolicy flag: the request is delivered with a warning the apps can see")

@@ -1,5 +1,6 @@
 import Foundation
 import LaunchServicesClient
+import LaunchServicesProtocol
 import Testing
 
 /// An app bundle for a test: the test app (`lstestapp`) with a behaviour, or a demo app.
@@ -58,6 +59,14 @@ struct ToolRun {
     var stderr: String
     var json: [String: Any]? {
         try? JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any]
+    }
+    /// stdout as one of the daemon's reports (`lsctl … --json` prints the daemon's JSON verbatim).
+    func decode<Report: Decodable>(_ report: Report.Type) throws -> Report {
+        do {
+            return try JSONDecoder().decode(report, from: Data(stdout.utf8))
+        } catch {
+            throw HarnessError("the output is not a \(report) (\(error)); stdout: \(stdout) stderr: \(stderr)")
+        }
     }
     var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
     var errorPhase: String? { (json?["error"] as? [String: Any])?["phase"] as? String }
@@ -166,7 +175,7 @@ final class DaemonHarness: @unchecked Sendable {
         while Date() < deadline {
             if let client = try? LaunchServicesClient(socketPath: socket, program: "harness") {
                 defer { client.close() }
-                if (try? client.query("status", timeout: .seconds(2))) != nil { return }
+                if (try? client.query(.status, timeout: .seconds(2))) != nil { return }
             }
             guard daemon?.isRunning == true else {
                 throw HarnessError("launchservicesd exited during start: \(daemonOutput)")
@@ -242,14 +251,29 @@ final class DaemonHarness: @unchecked Sendable {
 
     var byHandOutput: String { (try? String(contentsOfFile: root + "/byhand.log", encoding: .utf8)) ?? "" }
 
-    /// `lsctl running --json` as a list of dictionaries.
-    func running() throws -> [[String: Any]] {
-        let result = try run("lsctl", ["running", "--json"])
-        return (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]) ?? []
+    /// Asks this daemon one query over its socket, as the user's tools do, and decodes the
+    /// answer as the query's report type (AdminReports.swift).
+    func query<Report: Decodable>(_ query: AdminQuery, as report: Report.Type) throws -> Report {
+        let client = try LaunchServicesClient(socketPath: socket, program: "integration-tests")
+        defer { client.close() }
+        return try JSONDecoder().decode(report, from: Data(try client.query(query).utf8))
+    }
+
+    /// Runs one administrative command over the socket and decodes its answer.
+    func command<Report: Decodable>(_ command: AdminCommand, as report: Report.Type) throws -> Report {
+        let client = try LaunchServicesClient(socketPath: socket, program: "integration-tests")
+        defer { client.close() }
+        return try JSONDecoder().decode(report, from: Data(try client.command(command).utf8))
+    }
+
+    /// `lsctl running --json`, decoded; empty when lsctl gets no answer (as before: callers
+    /// poll it while the daemon may be restarting).
+    func running() throws -> [RunningReport] {
+        (try? run("lsctl", ["running", "--json"]).decode([RunningReport].self)) ?? []
     }
 
     func state(of id: String) throws -> String? {
-        try running().first { $0["id"] as? String == id }?["state"] as? String
+        try running().first { $0.id == id }?.state
     }
 
     /// Waits (bounded) until `condition` holds.

@@ -1,0 +1,250 @@
+import Foundation
+import LaunchServicesProtocol
+import Testing
+
+/// The report types decode what the daemon sends (samples in its format: sorted keys,
+/// pretty-printed, slashes unescaped, absent optionals left out), and encode back to the
+/// same text with the daemon's settings, so no field name has drifted.
+@Suite("Admin reports")
+struct AdminReportTests {
+    /// The daemon's encoder settings (LaunchServicesDaemon/Reports.swift, `JSONDocument`).
+    static func daemonText(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    func decode<R: Codable & Equatable>(_ type: R.Type, _ text: String, expected: R) throws {
+        let decoded = try JSONDecoder().decode(R.self, from: Data(text.utf8))
+        #expect(decoded == expected)
+        #expect(try Self.daemonText(decoded) == text)
+    }
+
+    @Test("status")
+    func status() throws {
+        let text = """
+        {
+          "appsFolders" : [
+            "/home/u/Applications"
+          ],
+          "appsRegistered" : 3,
+          "appsRunning" : 1,
+          "appsSuspended" : 0,
+          "frontmost" : "com.example.todolist",
+          "opensServed" : 12,
+          "pasteboards" : 2,
+          "persistentPasteboards" : 1,
+          "pid" : 4242,
+          "refusedBundles" : [
+            "/home/u/Applications/bad.app: CFBundleIdentifier is missing"
+          ],
+          "schemesRegistered" : 4,
+          "socket" : "/run/user/1000/launchservices/socket",
+          "uptimeSeconds" : 1.5,
+          "version" : "0.1.0"
+        }
+        """
+        try decode(StatusReport.self, text, expected: StatusReport(
+            version: "0.1.0", pid: 4242, socket: "/run/user/1000/launchservices/socket", uptimeSeconds: 1.5,
+            appsRegistered: 3, schemesRegistered: 4, appsRunning: 1, appsSuspended: 0, opensServed: 12,
+            pasteboards: 2, persistentPasteboards: 1, frontmost: "com.example.todolist",
+            appsFolders: ["/home/u/Applications"], refusedBundles: ["/home/u/Applications/bad.app: CFBundleIdentifier is missing"]))
+        // No frontmost app: the key is absent.
+        let none = try JSONDecoder().decode(StatusReport.self, from: Data(text.replacingOccurrences(of: "  \"frontmost\" : \"com.example.todolist\",\n", with: "").utf8))
+        #expect(none.frontmost == nil)
+        #expect(try !Self.daemonText(none).contains("frontmost"))
+    }
+
+    @Test("apps, and register's answer")
+    func apps() throws {
+        let app = AppReport(id: "com.example.todolist", name: "To-do list", path: "/apps/todolist.app", executable: "todolist",
+                            schemes: ["todolist"], queriesSchemes: ["xyz"])
+        let text = """
+        [
+          {
+            "executable" : "todolist",
+            "id" : "com.example.todolist",
+            "name" : "To-do list",
+            "path" : "/apps/todolist.app",
+            "queriesSchemes" : [
+              "xyz"
+            ],
+            "schemes" : [
+              "todolist"
+            ]
+          }
+        ]
+        """
+        try decode([AppReport].self, text, expected: [app])
+        try decode([AppReport].self, "[\n\n]", expected: [])
+        let registered = """
+        {
+          "registered" : {
+            "executable" : "todolist",
+            "id" : "com.example.todolist",
+            "name" : "To-do list",
+            "path" : "/apps/todolist.app",
+            "queriesSchemes" : [
+              "xyz"
+            ],
+            "schemes" : [
+              "todolist"
+            ]
+          }
+        }
+        """
+        try decode(RegisterReport.self, registered, expected: RegisterReport(registered: app))
+    }
+
+    @Test("unregister's answer, with and without a note")
+    func unregister() throws {
+        try decode(UnregisterReport.self, "{\n  \"unregistered\" : \"a.b\"\n}", expected: UnregisterReport(unregistered: "a.b"))
+        try decode(UnregisterReport.self, "{\n  \"note\" : \"n\",\n  \"unregistered\" : \"a.b\"\n}", expected: UnregisterReport(unregistered: "a.b", note: "n"))
+    }
+
+    @Test("schemes and conflicts")
+    func schemes() throws {
+        let text = """
+        [
+          {
+            "app" : "a.one",
+            "claimants" : [
+              "a.one",
+              "b.two"
+            ],
+            "reason" : "rule",
+            "scheme" : "shared"
+          }
+        ]
+        """
+        try decode([SchemeReport].self, text, expected: [SchemeReport(scheme: "shared", app: "a.one", reason: "rule", claimants: ["a.one", "b.two"])])
+    }
+
+    @Test("explain, default and clear-default")
+    func explain() throws {
+        let text = """
+        {
+          "app" : "a.one",
+          "claimants" : [
+            "a.one"
+          ],
+          "reason" : "onlyClaimant",
+          "scheme" : "xyz",
+          "url" : "xyz://a/b",
+          "why" : "a.one is the only app that declares 'xyz'"
+        }
+        """
+        try decode(ExplainReport.self, text, expected: ExplainReport(url: "xyz://a/b", scheme: "xyz", app: "a.one", reason: "onlyClaimant",
+                                                                     why: "a.one is the only app that declares 'xyz'", claimants: ["a.one"], userDefault: nil))
+        let noHandler = """
+        {
+          "claimants" : [
+
+          ],
+          "reason" : "noHandler",
+          "scheme" : "nope",
+          "url" : "nope:",
+          "userDefault" : "gone.app",
+          "why" : "no registered app declares 'nope' in its CFBundleURLTypes"
+        }
+        """
+        try decode(ExplainReport.self, noHandler, expected: ExplainReport(url: "nope:", scheme: "nope", app: nil, reason: "noHandler",
+                                                                          why: "no registered app declares 'nope' in its CFBundleURLTypes", claimants: [], userDefault: "gone.app"))
+    }
+
+    @Test("running")
+    func running() throws {
+        let text = """
+        [
+          {
+            "frontmost" : true,
+            "id" : "a.one",
+            "pendingOpens" : 0,
+            "pid" : 99,
+            "state" : "foreground"
+          },
+          {
+            "frontmost" : false,
+            "id" : "b.two",
+            "pendingOpens" : 1,
+            "phase" : "didFinishLaunching",
+            "state" : "launching"
+          }
+        ]
+        """
+        try decode([RunningReport].self, text, expected: [
+            RunningReport(id: "a.one", state: "foreground", pid: 99, frontmost: true, pendingOpens: 0, phase: nil),
+            RunningReport(id: "b.two", state: "launching", pid: nil, frontmost: false, pendingOpens: 1, phase: "didFinishLaunching"),
+        ])
+    }
+
+    @Test("rescan")
+    func rescan() throws {
+        let text = """
+        {
+          "added" : [
+            "c.three"
+          ],
+          "changed" : [
+
+          ],
+          "refused" : [
+            "/apps/bad.app: no Info.plist"
+          ],
+          "removed" : [
+            "d.four"
+          ]
+        }
+        """
+        try decode(RescanSummary.self, text, expected: RescanSummary(added: ["c.three"], removed: ["d.four"], refused: ["/apps/bad.app: no Info.plist"]))
+    }
+
+    @Test("pasteboards")
+    func pasteboards() throws {
+        let text = """
+        [
+          {
+            "bytes" : 5,
+            "changeCount" : 2,
+            "expiresInSeconds" : 60,
+            "items" : [
+              {
+                "bytes" : 5,
+                "type" : "public.utf8-plain-text"
+              }
+            ],
+            "name" : "general",
+            "passwordProtected" : false,
+            "persistent" : false
+          },
+          {
+            "bytes" : 0,
+            "changeCount" : 7,
+            "items" : [
+
+            ],
+            "name" : "secret",
+            "passwordProtected" : true,
+            "persistent" : true
+          }
+        ]
+        """
+        try decode([PasteboardReport].self, text, expected: [
+            PasteboardReport(name: "general", changeCount: 2, items: [.init(type: "public.utf8-plain-text", bytes: 5)], bytes: 5,
+                             expiresInSeconds: 60, persistent: false, passwordProtected: false),
+            PasteboardReport(name: "secret", changeCount: 7, items: [], bytes: 0, expiresInSeconds: nil, persistent: true, passwordProtected: true),
+        ])
+    }
+
+    @Test("debug-stall's answer")
+    func debugStall() throws {
+        // Written by hand by the daemon, not by its encoder.
+        #expect(try JSONDecoder().decode(DebugStallReport.self, from: Data(#"{"stalling": true}"#.utf8)) == DebugStallReport(stalling: true))
+    }
+
+    @Test("a report with a field added later still decodes (add, never rename)")
+    func forwardCompatible() throws {
+        let text = #"{"scheme": "x", "app": "a", "reason": "rule", "claimants": [], "since": 3}"#
+        #expect(try JSONDecoder().decode(SchemeReport.self, from: Data(text.utf8)) == SchemeReport(scheme: "x", app: "a", reason: "rule", claimants: []))
+    }
+}
