@@ -5,6 +5,8 @@ public struct FairOpenQueue: Sendable, Equatable {
     /// Callers with opens waiting, in the order of their next turn.
     private var turns: [UInt64] = []
     private var waiting: [UInt64: [OpenRequest]] = [:]
+    /// The caller served last (or now): it has had its turn, so the next goes to another.
+    private var lastServed: UInt64?
     public private(set) var count = 0
 
     public init() {}
@@ -17,11 +19,18 @@ public struct FairOpenQueue: Sendable, Equatable {
         count += 1
     }
 
+    /// An open of `caller` began without waiting (nothing was queued): that was its turn.
+    public mutating func served(_ caller: UInt64) {
+        lastServed = caller
+    }
+
     /// The next open: the first of the caller whose turn it is; that caller then goes to
-    /// the back of the line if it has more.
+    /// the back of the line if it has more. The caller served last waits for the others.
     public mutating func popNext() -> OpenRequest? {
         guard !turns.isEmpty else { return nil }
+        if turns.count > 1, turns.first == lastServed { turns.append(turns.removeFirst()) }
         let caller = turns.removeFirst()
+        lastServed = caller
         guard var mine = waiting[caller], !mine.isEmpty else { return popNext() }
         let next = mine.removeFirst()
         count -= 1

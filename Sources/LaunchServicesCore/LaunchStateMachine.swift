@@ -77,6 +77,7 @@ public struct LaunchStateMachine: Sendable {
             apps[app] = record
             return []
         }
+        record.queue.served(request.caller)
         apps[app] = record
         var actions: [Action] = []
         begin(request, app: app, now: now, into: &actions)

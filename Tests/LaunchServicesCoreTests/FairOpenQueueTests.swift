@@ -36,13 +36,26 @@ struct FairOpenQueueTests {
         #expect(queue.tokens == [10, 4], "a returning caller joins the back of the line")
     }
 
-    @Test("the state machine serves a second caller's open before the first caller's backlog")
+    @Test("a caller whose open began without waiting has had its turn: a newcomer goes next")
+    func servedCallerWaits() {
+        var queue = FairOpenQueue()
+        queue.served(1)
+        for token in UInt64(2)...4 { queue.append(request(token, caller: 1)) }
+        queue.append(request(9, caller: 2))
+        #expect(queue.tokens == [9, 2, 3, 4])
+        queue.append(request(10, caller: 2))
+        #expect(queue.popNext()?.token == 9)
+        #expect(queue.popNext()?.token == 2, "then back to the first caller: turns alternate")
+        #expect(queue.popNext()?.token == 10)
+    }
+
+    @Test("the state machine serves a second caller's open before the first caller's backlog, the in-flight open counting as the first caller's turn")
     func machineTakesTurns() {
         var m = LaunchStateMachine()
         _ = m.open(request(1, caller: 1), app: "a", now: 0)
         m.spawned(app: "a", pid: 7)
         for token in 2...4 { #expect(m.open(request(UInt64(token), caller: 1), app: "a", now: 1).isEmpty) }
         #expect(m.open(request(9, caller: 2), app: "a", now: 2).isEmpty)
-        #expect(m.waitingRequests == [1, 2, 9, 3, 4])
+        #expect(m.waitingRequests == [1, 9, 2, 3, 4])
     }
 }

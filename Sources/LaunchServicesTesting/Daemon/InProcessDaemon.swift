@@ -81,14 +81,15 @@ public final class InProcessDaemon {
 
     // MARK: Clients
 
-    /// A new peer, greeted (as the user's tool, unless `pid` is one of the apps').
-    public func connect(pid: Int32? = nil) -> InProcessClient {
+    /// A new peer, greeted unless `greet` is false (as the user's tool, unless `pid` is one
+    /// of the apps').
+    public func connect(pid: Int32? = nil, greet: Bool = true) -> InProcessClient {
         let channel = EmbeddedChannel(loop: loop)
         let client = InProcessClient(channel: channel, daemon: self)
         let peer = PeerCredentials(pid: pid ?? getppid(), uid: getuid())
         _ = daemon.serve(channel, peer: peer)
         _ = channel.connect(to: try! SocketAddress(unixDomainSocketPath: "/in-process/client"))
-        client.greet()
+        if greet { client.greet() }
         return client
     }
 

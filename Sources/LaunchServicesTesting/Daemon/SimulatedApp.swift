@@ -97,7 +97,9 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
         return initialize(channel).flatMap {
             channel.connect(to: try! SocketAddress(unixDomainSocketPath: "/simulated/\(self.bundleID)"))
         }.map {
-            if self.behaviour.checksIn {
+            // A process says hello some time after it was started, never within the spawn.
+            self.loop.execute {
+                guard self.behaviour.checksIn else { return }
                 self.write(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .app, program: self.bundleID, bundlePath: nil)))
             }
             return channel
