@@ -17,6 +17,10 @@ final class ProcessSupervisor {
     private var appByPID: [Int32: String] = [:]
     private var allExited: EventLoopPromise<Void>?
     private var reaper: RepeatedTask?
+    /// Whether this daemon took on the processes apps let go (`startReapingAdopted`). Only
+    /// then are its other children theirs: a daemon in a test process must never signal
+    /// the test's own children.
+    private var adopting = false
     /// Whether the daemon ever started an app: only then can a socket peer be an app's
     /// descendant, so only then is a peer's ancestry read.
     private(set) var hasSpawned = false
@@ -75,6 +79,7 @@ final class ProcessSupervisor {
 
     /// Reaps, once a second, the processes apps started and let go (see `AdoptedProcesses`).
     func startReapingAdopted() {
+        adopting = true
         if let problem = AdoptedProcesses.adopt() {
             logger.warning("\(problem); processes apps let go will be reparented to init")
         }
@@ -88,6 +93,7 @@ final class ProcessSupervisor {
     /// Asks the processes apps let go to end (killed by `endAdopted` after the grace period).
     func beginStopping() {
         reaper?.cancel()
+        guard adopting else { return }
         _ = AdoptedProcesses.signalAll(SIGTERM) { self.appByPID[$0] != nil }
     }
 
@@ -113,6 +119,7 @@ final class ProcessSupervisor {
 
     /// Ends what apps started and left running; returns how many there were.
     func endAdopted() -> Int {
-        AdoptedProcesses.endAll { self.appByPID[$0] != nil }
+        guard adopting else { return 0 }
+        return AdoptedProcesses.endAll { self.appByPID[$0] != nil }
     }
 }

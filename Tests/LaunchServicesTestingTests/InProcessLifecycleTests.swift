@@ -323,3 +323,43 @@ extension InProcessLifecycleTests {
         #expect(replier.open(base + "?again")?.error?.code == .noHandler, "an address is used once")
     }
 }
+
+extension InProcessLifecycleTests {
+    /// Starts `sleep 30` with SIGTERM at its default action and unblocked (the test runner's
+    /// threads may block or ignore it, and both carry across exec).
+    func spawnSleeper() throws -> pid_t {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGTERM)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sleep"), strdup("30"), nil]
+        defer { argv.forEach { free($0) } }
+        let rc = posix_spawn(&pid, "/bin/sleep", nil, &attributes, argv, environ)
+        try #require(rc == 0)
+        return pid
+    }
+
+    @Test("an in-process daemon's shutdown leaves the test process's own children alone")
+    func shutdownSparesHostChildren() throws {
+        let child = try spawnSleeper()
+        defer {
+            kill(child, SIGKILL)
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+        }
+        let daemon = InProcessDaemon(apps: [Self.notes])
+        _ = try #require(daemon.connect().open("notes://1"))
+        #expect(daemon.shutdown())
+        usleep(100_000)
+        var status: Int32 = 0
+        #expect(waitpid(child, &status, WNOHANG) == 0, "the host's child was signalled by the in-process daemon")
+    }
+}

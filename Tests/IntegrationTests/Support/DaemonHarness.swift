@@ -65,7 +65,7 @@ struct ToolRun {
         do {
             return try JSONDecoder().decode(report, from: Data(stdout.utf8))
         } catch {
-            throw HarnessError("the output is not a \(report) (\(error)); stdout: \(stdout) stderr: \(stderr)")
+            throw HarnessError("the output is not a \(report) (\(error)); exit status \(status); stdout: \(stdout) stderr: \(stderr)")
         }
     }
     var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
