@@ -146,6 +146,12 @@ public struct Pasteboards: Sendable {
         return nil
     }
 
+    /// Puts a pasteboard back as it was (`nil`: it did not exist), after a change to it could
+    /// not be saved.
+    public mutating func restore(_ board: Pasteboard?, named name: String) {
+        boards[name] = board
+    }
+
     /// Applies a request. Returns the snapshot to answer with and the pasteboard as it now
     /// is (for the store), or throws a named refusal; a refused request changes nothing.
     /// `proof` is what `passwordWork(for:now:)` asked for, done: a protected pasteboard needs

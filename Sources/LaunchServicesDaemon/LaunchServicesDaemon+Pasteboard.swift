@@ -5,9 +5,10 @@ import Logging
 import NIOCore
 
 /// The pasteboards: the pure rules live in `Pasteboards`; here they meet the clock,
-/// JSON validation, the password hasher and the store. A change is saved before it is
-/// answered and before it takes effect in memory, so a failed save changes nothing.
-/// Password hashes and checks run on `PasteboardTraffic`'s thread, never on the loop.
+/// JSON validation, the password hasher and the store. A change to a kept (persistent)
+/// pasteboard is saved off the loop before it is answered; meanwhile the pasteboard is
+/// held, so no other request sees it, and a failed save puts it back as it was. Password
+/// hashes and checks run on `PasteboardTraffic`'s thread, never on the loop.
 extension LaunchServicesDaemon {
     var unixNow: UInt64 { UInt64(max(0, time(nil))) }
 
@@ -34,8 +35,22 @@ extension LaunchServicesDaemon {
         advance(lane)
     }
 
+    /// What applying a request gives: an answer, or a changed pasteboard to save first.
+    enum PasteboardAnswer {
+        case now(Message)
+        /// Applied in memory; answer `message` once `board` is saved, or put `previous` back.
+        case afterSaving(Pasteboard, previous: Pasteboard?, Message)
+    }
+
     /// Applies a request whose password work is done (`proof`), or that needs none.
-    func pasteboard(_ request: PasteboardRequest, from connection: ClientConnection, proof: PasswordProof = .none) -> Message {
+    func pasteboard(_ request: PasteboardRequest, from connection: ClientConnection, proof: PasswordProof = .none) -> PasteboardAnswer {
+        switch applyPasteboard(request, from: connection, proof: proof) {
+        case .success(let result): return result
+        case .failure(let refusal): return .now(.failure(refusal))
+        }
+    }
+
+    private func applyPasteboard(_ request: PasteboardRequest, from connection: ClientConnection, proof: PasswordProof) -> Result<PasteboardAnswer, OpenError> {
         loop.assertInEventLoop()
         for item in request.items where request.operation == .copy && PasteboardType.conforms(item.type, to: PasteboardType.json) {
             // JSONSerialization recurses per level: nesting is bounded before it parses.
@@ -56,19 +71,33 @@ extension LaunchServicesDaemon {
             logger.info("pasteboard \(request.operation.rawValue) refused: \(error.message)", metadata: ["peer": "\(connection.identity)"])
             return .failure(OpenError(error.code, error.message))
         }
-        if let changed = result.changed {
-            do {
-                try pasteboardStore?.record(changed)
-            } catch {
-                logger.error("could not save pasteboard '\(changed.name)': \(error)")
-                return .failure(OpenError(.unavailable, "pasteboard '\(changed.name)' could not be saved (\(error)); nothing was changed"))
-            }
-        }
+        let previous = pasteboards.boards[result.snapshot.name]
         pasteboards = next
         if request.operation != .paste {
             logger.info("pasteboard '\(result.snapshot.name)' \(request.operation == .copy ? "copied" : "cleared") by \(connection.identity): \(result.snapshot.items.count) items, change \(result.snapshot.changeCount)\(result.snapshot.persistent ? ", persistent" : "")")
         }
-        return .pasteboardResult(result.snapshot)
+        if let changed = result.changed, pasteboardStore != nil {
+            return .success(.afterSaving(changed, previous: previous, .pasteboardResult(result.snapshot)))
+        }
+        return .success(.now(.pasteboardResult(result.snapshot)))
+    }
+
+    /// Saves a changed pasteboard off the loop, then answers with `message` on the loop; if
+    /// the save fails, the pasteboard is put back as it was and the answer says so.
+    private func save(_ board: Pasteboard, previous: Pasteboard?, _ message: Message, then done: @escaping (Message) -> Void) {
+        guard let store = pasteboardStore else { return done(message) }
+        let finish = NIOLoopBound((self, done), eventLoop: loop)
+        pasteboardTraffic.saver.async {
+            let failure: Error?
+            do { try store.record(board); failure = nil } catch { failure = error }
+            finish.eventLoop.execute {
+                let (daemon, done) = finish.value
+                guard let failure else { return done(message) }
+                daemon.pasteboards.restore(previous, named: board.name)
+                daemon.logger.error("could not save pasteboard '\(board.name)': \(failure)")
+                done(.failure(OpenError(.unavailable, "pasteboard '\(board.name)' could not be saved (\(failure)); nothing was changed")))
+            }
+        }
     }
 
     /// Starts a lane's requests in order until one has to wait: for password work, for the
@@ -117,7 +146,21 @@ extension LaunchServicesDaemon {
             return
         }
         guard work != .none else {
-            send(Envelope(id: operation.id, pasteboard(operation.request, from: connection)), to: connection)
+            switch pasteboard(operation.request, from: connection) {
+            case .now(let answer):
+                send(Envelope(id: operation.id, answer), to: connection)
+            case .afterSaving(let board, let previous, let answer):
+                // Held until saved: the lane's next request and the pasteboard's next wait.
+                traffic.held.insert(operation.board)
+                lane.busy = true
+                save(board, previous: previous, answer) { [self] answer in
+                    send(Envelope(id: operation.id, answer), to: connection)
+                    lane.busy = false
+                    handOver(operation.board)
+                    advance(lane)
+                    flushPending()
+                }
+            }
             return
         }
         let limit = configuration.pasteboardLimits.maximumPasswordChecksWaiting
@@ -142,13 +185,22 @@ extension LaunchServicesDaemon {
         loop.assertInEventLoop()
         pasteboardTraffic.checksInProgress -= 1
         let connection = lane.connection
-        var answer: Message
-        if let proof {
-            answer = pasteboard(operation.request, from: connection, proof: proof)
-        } else {
+        guard let proof else {
             logger.error("could not hash a password for pasteboard '\(operation.board)'")
-            answer = .failure(OpenError(.unavailable, "the password for pasteboard '\(operation.board)' could not be hashed (out of memory?); nothing was changed"))
+            return reply(operation, on: lane, .failure(OpenError(.unavailable, "the password for pasteboard '\(operation.board)' could not be hashed (out of memory?); nothing was changed")), proof: nil)
         }
+        switch pasteboard(operation.request, from: connection, proof: proof) {
+        case .now(let answer):
+            reply(operation, on: lane, answer, proof: proof)
+        case .afterSaving(let board, let previous, let answer):
+            save(board, previous: previous, answer) { [self] answer in reply(operation, on: lane, answer, proof: proof) }
+        }
+    }
+
+    /// Answers a request whose password work is done, frees its lane and its pasteboard.
+    private func reply(_ operation: PasteboardTraffic.Operation, on lane: PasteboardTraffic.Lane, _ given: Message, proof: PasswordProof?) {
+        let connection = lane.connection
+        var answer = given
         var delay: TimeAmount = .zero
         if proof == .wrong, case .failure(let error) = answer, error.code == .notPermitted {
             delay = PasteboardTraffic.failureDelay
@@ -174,11 +226,14 @@ extension LaunchServicesDaemon {
         }
     }
 
-    /// Empties expired pasteboards and forgets the persistent ones among them.
+    /// Empties expired pasteboards and forgets the persistent ones among them (the store
+    /// is written off the loop; a failed write only means the next start expires it again).
     func expirePasteboards() {
         for board in pasteboards.expireAll(now: unixNow) {
             logger.info("pasteboard '\(board.name)' expired")
-            try? pasteboardStore?.record(board)
+            if let store = pasteboardStore {
+                pasteboardTraffic.saver.async { try? store.record(board) }
+            }
         }
     }
 }

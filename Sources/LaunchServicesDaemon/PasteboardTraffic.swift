@@ -50,6 +50,8 @@ final class PasteboardTraffic: @unchecked Sendable {
     /// The one hashing thread: each hash holds 19 MiB for tens of ms, so one at a time bounds
     /// both the memory and the daemon-wide guessing rate.
     let worker = DispatchQueue(label: "launchservicesd.passwords")
+    /// Where kept pasteboards are written, in order, off the loop (not behind password work).
+    let saver = DispatchQueue(label: "launchservicesd.pasteboard-store")
 
     var lanes: [ObjectIdentifier: Lane] = [:]
     /// Pasteboards with a password check running or cooling down.

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import LaunchServicesProtocol
 
@@ -126,6 +127,23 @@ struct PasteboardTests {
         #expect(board.changeCount == 2)
         let badExpiry = try h.lsctl("pasteboard", "copy", "--expire", "0", "--text", "x")
         #expect(badExpiry.stderr.contains("out of range"))
+    }
+
+    @Test("a kept pasteboard whose save fails: the copy is refused by name and the pasteboard is as it was")
+    func failedSaveChangesNothing() throws {
+        let h = try DaemonHarness(apps: [])
+        defer { h.stop() }
+        #expect(try h.lsctl("pasteboard", "copy", "--name", "kept", "--persistent", "--text", "one").status == 0)
+        // The disk refuses from now on: every write to the pasteboard table aborts.
+        let db = try DatabaseQueue(path: h.root + "/state/pasteboard.sqlite")
+        try db.write { try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON pasteboard BEGIN SELECT RAISE(ABORT, 'the disk says no'); END") }
+        let refused = try h.lsctl("pasteboard", "copy", "--name", "kept", "--persistent", "--text", "two")
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("could not be saved") && refused.stderr.contains("nothing was changed"), "\(refused.stderr)")
+        #expect(try h.lsctl("pasteboard", "paste", "--name", "kept").stdout == "one")
+        try db.write { try $0.execute(sql: "DROP TRIGGER refuse") }
+        #expect(try h.lsctl("pasteboard", "copy", "--name", "kept", "--persistent", "--text", "three").status == 0)
+        #expect(try h.lsctl("pasteboard", "paste", "--name", "kept").stdout == "three")
     }
 
     @Test("persistent pasteboards survive SIGKILL and restart; the others do not")
