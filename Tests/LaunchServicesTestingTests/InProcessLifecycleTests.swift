@@ -363,3 +363,15 @@ extension InProcessLifecycleTests {
         #expect(waitpid(child, &status, WNOHANG) == 0, "the host's child was signalled by the in-process daemon")
     }
 }
+
+extension InProcessLifecycleTests {
+    @Test("the README's InProcessDaemon example")
+    func readmeExample() {
+        let daemon = InProcessDaemon(apps: [.simulated("com.example.notes", schemes: ["notes"])])
+        daemon.behave("com.example.notes") { $0.willFinishLaunching = .hang }
+        let client = daemon.connect()
+        let id = client.send(.open(url: "notes://today", annotation: nil))
+        daemon.advance(by: .seconds(6))
+        #expect(client.outcome(of: id)?.error?.code == .timeout)
+    }
+}
