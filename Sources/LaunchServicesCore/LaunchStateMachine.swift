@@ -29,6 +29,8 @@ public struct LaunchStateMachine: Sendable {
         var phaseToken: UInt64
         var phaseStarted: UInt64
         var cold: Bool
+        /// Where the open found the app; every answer carries it.
+        var launchState: LaunchState = .cold
         var timings: [PhaseTiming] = []
         /// The caller has been answered (veto or timeout); what remains finishes the launch.
         var replied = false
@@ -113,7 +115,7 @@ public struct LaunchStateMachine: Sendable {
         var actions: [Action] = []
         close(&tx, now: now)
         if !tx.replied {
-            actions.append(.reply(requestToken: tx.request.token, .failure(
+            actions.append(Self.reply(tx, .failure(
                 OpenError(.launchFailed, phase: .launch, "could not launch \(app): \(reason)"),
                 app: app, launched: tx.cold, timings: tx.timings)))
         }
@@ -150,7 +152,7 @@ public struct LaunchStateMachine: Sendable {
                 tx.vetoed = true
                 if !tx.replied {
                     tx.replied = true
-                    actions.append(.reply(requestToken: tx.request.token, .failure(
+                    actions.append(Self.reply(tx, .failure(
                         OpenError(.vetoed, phase: tx.phase, "\(app) refused to open \(tx.request.url): \(tx.phase.rawValue) returned NO"),
                         app: app, launched: tx.cold, timings: tx.timings)))
                 }
@@ -162,10 +164,13 @@ public struct LaunchStateMachine: Sendable {
                 apps[app] = record
                 return actions
             }
-            // Launched: the app becomes active and frontmost, then receives the URL unless vetoed.
+            // Launched: the app becomes active and frontmost (or, opened in the background,
+            // stays there and the frontmost app keeps the front), then receives the URL
+            // unless vetoed.
+            if tx.request.background { record.state = .background }
             record.transaction = tx
             apps[app] = record
-            bringToFront(app, into: &actions)
+            if !tx.request.background { bringToFront(app, into: &actions) }
             if tx.vetoed {
                 finish(app: app, now: now, into: &actions)
             } else {
@@ -177,15 +182,15 @@ public struct LaunchStateMachine: Sendable {
         case .openURL:
             if !tx.replied {
                 let outcome: OpenOutcome
-                if accepted {
+                // An app that implements no URL method still ran: opening it was the point
+                // ("adding the scheme and opening the URL enables cross-application launching").
+                if accepted || method == DeliveryMethod.none {
                     outcome = OpenOutcome(app: app, launched: tx.cold, method: method, timings: tx.timings)
                 } else {
-                    let why = method == DeliveryMethod.none
-                        ? "\(app) implements neither open(url:sourceApplication:annotation:) nor handleOpen(url:)"
-                        : "\(app) did not handle \(tx.request.url): \(method == .handleOpen ? "handleOpen(url:)" : "open(url:sourceApplication:annotation:)") returned NO"
+                    let why = "\(app) did not handle \(tx.request.url): \(method == .handleOpen ? "handleOpen(url:)" : "open(url:sourceApplication:annotation:)") returned NO"
                     outcome = OpenOutcome(app: app, error: OpenError(.notHandled, phase: .openURL, why), launched: tx.cold, method: method, timings: tx.timings)
                 }
-                actions.append(.reply(requestToken: tx.request.token, outcome))
+                actions.append(Self.reply(tx, outcome))
             }
             record.transaction = tx
             apps[app] = record
@@ -201,7 +206,7 @@ public struct LaunchStateMachine: Sendable {
         if var tx = record.transaction {
             close(&tx, now: now)
             if !tx.replied {
-                actions.append(.reply(requestToken: tx.request.token, .failure(
+                actions.append(Self.reply(tx, .failure(
                     OpenError(.crashed, phase: tx.phase, "\(app) \(status) during \(tx.phase.rawValue)"),
                     app: app, launched: tx.cold, timings: tx.timings)))
             }
@@ -232,7 +237,7 @@ public struct LaunchStateMachine: Sendable {
         if !tx.replied {
             tx.replied = true
             let limit = deadlines[phase]
-            actions.append(.reply(requestToken: tx.request.token, .failure(
+            actions.append(Self.reply(tx, .failure(
                 OpenError(.timeout, phase: phase, "\(app) did not finish \(phase.rawValue) within \(Self.format(limit)); it was terminated"),
                 app: app, launched: tx.cold, timings: tx.timings)))
         }
@@ -340,15 +345,30 @@ public struct LaunchStateMachine: Sendable {
 
     // MARK: Internals
 
+    /// The answer to the transaction's caller, stamped with where the open found the app.
+    private static func reply(_ tx: Transaction, _ outcome: OpenOutcome) -> Action {
+        var stamped = outcome
+        stamped.launchState = tx.launchState
+        return .reply(requestToken: tx.request.token, stamped)
+    }
+
     private mutating func begin(_ request: OpenRequest, app: String, now: UInt64, into actions: inout [Action]) {
         var record = apps[app, default: AppRecord()]
         record.lastUsed = now
         record.graceToken = 0
+        let launchState: LaunchState = switch record.state {
+        case .notRunning: .cold
+        case .suspended: .resumed
+        case .active where frontmost == app: .hot
+        default: .warm
+        }
         if record.state == .suspended, let pid = record.pid {
             actions.append(.resume(app: app, pid: pid))
+            // Running again; a background open leaves it in the background.
+            record.state = .background
         }
         if record.state == .notRunning {
-            var tx = Transaction(request: request, phase: .launch, phaseToken: 0, phaseStarted: now, cold: true)
+            var tx = Transaction(request: request, phase: .launch, phaseToken: 0, phaseStarted: now, cold: true, launchState: launchState)
             record.state = .launching
             record.transaction = tx
             apps[app] = record
@@ -357,10 +377,10 @@ public struct LaunchStateMachine: Sendable {
             apps[app]?.transaction = tx
             enforceLiveLimit(into: &actions)
         } else {
-            var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, cold: false)
+            var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, cold: false, launchState: launchState)
             record.transaction = tx
             apps[app] = record
-            bringToFront(app, into: &actions)
+            if !request.background { bringToFront(app, into: &actions) }
             enter(.openURL, &tx, app: app, now: now, into: &actions)
             actions.append(.deliver(app: app, token: tx.phaseToken, request: request))
             apps[app]?.transaction = tx
@@ -430,6 +450,10 @@ public struct LaunchStateMachine: Sendable {
     private mutating func finish(app: String, now: UInt64, into actions: inout [Action]) {
         apps[app]?.transaction = nil
         startNext(app: app, now: now, into: &actions)
+        // An app left in the background by a background open starts its grace now.
+        if let record = apps[app], record.transaction == nil, record.state == .background, record.graceToken == 0 {
+            armGrace(app, into: &actions)
+        }
     }
 
     private mutating func startNext(app: String, now: UInt64, into actions: inout [Action]) {

@@ -53,18 +53,24 @@ public struct OpenOutcome: Sendable, Equatable {
     public var launched: Bool
     public var method: DeliveryMethod?
     public var timings: [PhaseTiming]
+    /// Where the open found the app (cold, warm, resumed, hot); nil when it never got that far.
+    public var launchState: LaunchState?
+    /// From the daemon receiving the request to its answer, queueing included.
+    public var totalNanoseconds: UInt64?
 
     public var opened: Bool { error == nil }
 
-    public init(app: String?, error: OpenError? = nil, launched: Bool = false, method: DeliveryMethod? = nil, timings: [PhaseTiming] = []) {
+    public init(app: String?, error: OpenError? = nil, launched: Bool = false, method: DeliveryMethod? = nil, timings: [PhaseTiming] = [], launchState: LaunchState? = nil, totalNanoseconds: UInt64? = nil) {
         self.app = app
         self.error = error
         self.launched = launched
         self.method = method
         self.timings = timings
+        self.launchState = launchState
+        self.totalNanoseconds = totalNanoseconds
     }
 
-    public static func failure(_ error: OpenError, app: String? = nil, launched: Bool = false, timings: [PhaseTiming] = []) -> OpenOutcome {
-        OpenOutcome(app: app, error: error, launched: launched, timings: timings)
+    public static func failure(_ error: OpenError, app: String? = nil, launched: Bool = false, timings: [PhaseTiming] = [], launchState: LaunchState? = nil) -> OpenOutcome {
+        OpenOutcome(app: app, error: error, launched: launched, timings: timings, launchState: launchState)
     }
 }

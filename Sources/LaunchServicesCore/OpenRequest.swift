@@ -12,9 +12,12 @@ public struct OpenRequest: Sendable, Equatable {
     /// Which connection asked (a number the daemon gives each): opens queued for one app
     /// are served in turns by caller (`FairOpenQueue`).
     public var caller: UInt64
+    /// Deliver without bringing the app to the front (`lsopen --background`).
+    public var background: Bool
 
-    public init(token: UInt64, url: String, sourceApplication: String, annotation: PropertyListValue? = nil, warning: String? = nil, caller: UInt64 = 0) {
+    public init(token: UInt64, url: String, sourceApplication: String, annotation: PropertyListValue? = nil, warning: String? = nil, caller: UInt64 = 0, background: Bool = false) {
         self.token = token
+        self.background = background
         self.caller = caller
         self.url = url
         self.sourceApplication = sourceApplication

@@ -145,7 +145,10 @@ final class ActionExecutor {
             logger.info("opened \(asked)in \(outcome.app ?? "?") via \(outcome.method?.rawValue ?? "?") (\(outcome.launched ? "launched" : "warm"): \(phases))", metadata: metadata)
         }
         guard let entry else { return }
-        connections.send(Envelope(id: entry.id, .openResult(outcome)), to: entry.connection)
+        var answered = outcome
+        let now = loop.now.uptimeNanoseconds
+        answered.totalNanoseconds = now >= entry.received ? now - entry.received : 0
+        connections.send(Envelope(id: entry.id, .openResult(answered)), to: entry.connection)
         feedback(.answered(entry.connection))
     }
 }
@@ -153,6 +156,6 @@ final class ActionExecutor {
 extension Delivery {
     /// What an app is handed for an open request.
     init(_ request: OpenRequest) {
-        self.init(url: request.url, sourceApplication: request.sourceApplication, annotation: request.annotation, warning: request.warning)
+        self.init(url: request.url, sourceApplication: request.sourceApplication, annotation: request.annotation, warning: request.warning, background: request.background)
     }
 }

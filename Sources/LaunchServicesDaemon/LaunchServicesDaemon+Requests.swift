@@ -24,8 +24,8 @@ extension LaunchServicesDaemon {
             return
         }
         switch envelope.message {
-        case .open(let url, let annotation, let returnTo):
-            open(url, annotation: annotation, returnTo: returnTo, id: envelope.id, from: connection)
+        case .open(let url, let annotation, let returnTo, let options):
+            open(url, annotation: annotation, returnTo: returnTo, options: options, id: envelope.id, from: connection)
         case .awaitCallback:
             reserveCallback(id: envelope.id, for: connection)
         case .pasteboard(let request):
@@ -80,7 +80,7 @@ extension LaunchServicesDaemon {
         }
     }
 
-    private func open(_ text: String, annotation: PropertyListValue?, returnTo: String?, id: UInt32, from connection: ClientConnection) {
+    private func open(_ text: String, annotation: PropertyListValue?, returnTo: String?, options: OpenOptions, id: UInt32, from connection: ClientConnection) {
         let url: ParsedURL
         do {
             url = try ParsedURL(text)
@@ -109,12 +109,7 @@ extension LaunchServicesDaemon {
                 warning = violation.message
             }
         }
-        guard let app = registry.handler(for: url.scheme) else {
-            logger.info("no handler", metadata: ["url_scheme": "\(url.scheme)", "outcome": "noHandler"])
-            send(Envelope(id: id, .openResult(.failure(OpenError(.noHandler,
-                "no app handles the scheme '\(url.scheme)' (URL \(text)); install an app whose Info.plist declares it in CFBundleURLTypes (see: lsctl apps)")))), to: connection)
-            return
-        }
+        guard let app = chooseApp(for: url, text: text, options: options, id: id, from: connection) else { return }
         let limit = configuration.connectionLimits.maximumPendingRequests
         if connection.waiting.count >= limit {
             limitReached(.pendingRequests, "\(connection.identity) has \(limit) opens waiting on one connection")
@@ -122,9 +117,34 @@ extension LaunchServicesDaemon {
             send(Envelope(id: id, .openResult(.failure(busy, app: app.id))), to: connection)
             return
         }
-        let token = executor.ledger.begin(.init(connection: connection, id: id, scheme: url.scheme, source: connection.identity, url: text))
-        let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation, warning: warning, caller: connection.serial)
+        let token = executor.ledger.begin(.init(connection: connection, id: id, scheme: url.scheme, source: connection.identity, url: text, received: now))
+        let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation, warning: warning,
+                                  caller: connection.serial, background: options.background)
         perform(machine.open(request, app: app.id, now: now))
+    }
+
+    /// The app to open in: the one the caller named (it must declare the scheme), else the
+    /// scheme's handler. Answers the caller itself when there is none.
+    private func chooseApp(for url: ParsedURL, text: String, options: OpenOptions, id: UInt32, from connection: ClientConnection) -> AppBundle? {
+        let refusal: String
+        if let named = options.app {
+            switch registry.choose(named, for: url.scheme) {
+            case .chosen(let app):
+                return app
+            case .notRegistered:
+                refusal = "no app with bundle id '\(named)' is registered (see: lsctl apps)"
+            case .doesNotDeclare:
+                let claimants = registry.resolve(url.scheme)?.claimants ?? []
+                refusal = "\(named) does not declare the scheme '\(url.scheme)' in its CFBundleURLTypes; \(claimants.isEmpty ? "no app does" : "apps that do: \(claimants.joined(separator: ", "))")"
+            }
+        } else if let app = registry.handler(for: url.scheme) {
+            return app
+        } else {
+            refusal = "no app handles the scheme '\(url.scheme)' (URL \(text)); install an app whose Info.plist declares it in CFBundleURLTypes (see: lsctl apps)"
+        }
+        logger.info("no handler", metadata: ["url_scheme": "\(url.scheme)", "outcome": "noHandler"])
+        send(Envelope(id: id, .openResult(.failure(OpenError(.noHandler, refusal), app: options.app))), to: connection)
+        return nil
     }
 
     private func canOpen(_ text: String, id: UInt32, from connection: ClientConnection) {

@@ -10,6 +10,8 @@ struct OpenLedger {
         let scheme: URLScheme
         let source: String
         let url: String
+        /// When the daemon received the request (the loop's clock), for the answer's total.
+        let received: UInt64
     }
 
     private var entries: [UInt64: Entry] = [:]

@@ -19,12 +19,15 @@ public struct Delivery: Sendable, Equatable {
     /// Set when the URL breaks the callback rule and the daemon's callback policy is `flag`:
     /// why it would not have been delivered under `refuse` (CallbackProtection.swift).
     public var warning: String?
+    /// Opened in the background: the app was not brought to the front for it.
+    public var background: Bool
 
-    public init(url: String, sourceApplication: String, annotation: PropertyListValue? = nil, warning: String? = nil) {
+    public init(url: String, sourceApplication: String, annotation: PropertyListValue? = nil, warning: String? = nil, background: Bool = false) {
         self.url = url
         self.sourceApplication = sourceApplication
         self.annotation = annotation
         self.warning = warning
+        self.background = background
     }
 }
 
@@ -39,7 +42,9 @@ public enum Message: Sendable, Equatable {
     case failure(OpenError)
     /// Peer → daemon: open a URL. `returnTo` says the open returns control to that app (or
     /// tool identity); the daemon then refuses a URL that would open anywhere else.
-    case open(url: String, annotation: PropertyListValue?, returnTo: String? = nil)
+    /// `options`: open in a given app, or in the background (fields added in 0.2; a daemon
+    /// that does not know them ignores them).
+    case open(url: String, annotation: PropertyListValue?, returnTo: String? = nil, options: OpenOptions = OpenOptions())
     /// Daemon → peer: how the open went.
     case openResult(OpenOutcome)
     /// Peer → daemon: is there a handler for this URL's scheme?

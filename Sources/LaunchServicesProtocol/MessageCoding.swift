@@ -18,10 +18,12 @@ extension Envelope {
             w.field(1, string: error.code.rawValue)
             w.field(2, string: error.message)
             if let phase = error.phase { w.field(3, string: phase.rawValue) }
-        case .open(let url, let annotation, let returnTo):
+        case .open(let url, let annotation, let returnTo, let options):
             w.field(1, string: url)
             if let annotation { w.nested(2) { $0.plist(annotation) } }
             if let returnTo { w.field(3, string: returnTo) }
+            if let app = options.app { w.field(4, string: app) }
+            if options.background { w.field(5, bool: true) }
         case .openResult(let outcome):
             w.field(1, bool: outcome.opened)
             if let app = outcome.app { w.field(2, string: app) }
@@ -38,6 +40,8 @@ extension Envelope {
                     $0.field(2, u64: timing.nanoseconds)
                 }
             }
+            if let state = outcome.launchState { w.field(9, string: state.rawValue) }
+            if let total = outcome.totalNanoseconds { w.field(10, u64: total) }
         case .canOpen(let url):
             w.field(1, string: url)
         case .canOpenResult(let canOpen, let app):
@@ -109,7 +113,8 @@ extension Envelope {
                 try f.enumValue(1, "failure", "code"), phase: try f.optionalEnum(3, "phase"),
                 try f.string(2, "failure", "message")))
         case .open:
-            message = .open(url: try f.string(1, "open", "url"), annotation: try f.optionalPlist(2), returnTo: f.optionalString(3))
+            message = .open(url: try f.string(1, "open", "url"), annotation: try f.optionalPlist(2), returnTo: f.optionalString(3),
+                            options: OpenOptions(app: f.optionalString(4), background: try f.optionalBool(5, "background") ?? false))
         case .openResult:
             var timings: [PhaseTiming] = []
             for value in f.all(8) {
@@ -128,7 +133,8 @@ extension Envelope {
             }
             message = .openResult(OpenOutcome(
                 app: f.optionalString(2), error: error, launched: try f.optionalBool(7, "launched") ?? false,
-                method: try f.optionalEnum(6, "method"), timings: timings))
+                method: try f.optionalEnum(6, "method"), timings: timings,
+                launchState: try f.optionalEnum(9, "launchState"), totalNanoseconds: try f.optionalU64(10, "totalNanoseconds")))
         case .canOpen:
             message = .canOpen(url: try f.string(1, "canOpen", "url"))
         case .canOpenResult:
@@ -244,7 +250,8 @@ struct Fields {
         return value
     }
     func delivery(_ kind: String) throws(WireError) -> Delivery {
-        Delivery(url: try string(2, kind, "url"), sourceApplication: try string(3, kind, "sourceApplication"), annotation: try optionalPlist(4), warning: optionalString(5))
+        Delivery(url: try string(2, kind, "url"), sourceApplication: try string(3, kind, "sourceApplication"), annotation: try optionalPlist(4), warning: optionalString(5),
+                 background: try optionalBool(6, "background") ?? false)
     }
 }
 
@@ -254,6 +261,7 @@ extension WireWriter {
         field(3, string: d.sourceApplication)
         if let annotation = d.annotation { nested(4) { $0.plist(annotation) } }
         if let warning = d.warning { field(5, string: warning) }
+        if d.background { field(6, bool: true) }
     }
 
     mutating func item(_ item: PasteboardItem) {

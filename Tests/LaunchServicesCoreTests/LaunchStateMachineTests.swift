@@ -101,7 +101,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.phaseCompleted(app: "a", token: 4, accepted: true, method: .open, now: 2_900) == [
             .reply(requestToken: 100, OpenOutcome(app: "a", launched: true, method: .open, timings: [
                 timing(.launch, 250), timing(.willFinishLaunching, 350), timing(.didFinishLaunching, 500), timing(.openURL, 800),
-            ])),
+            ], launchState: .cold)),
         ])
         #expect(m.state(of: "a") == .active)
         #expect(m.pid(of: "a") == 4242)
@@ -121,7 +121,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.phaseCompleted(app: "a", token: 4, accepted: true, method: .handleOpen, now: 5) == [
             .reply(requestToken: 100, OpenOutcome(app: "a", launched: true, method: .handleOpen, timings: [
                 timing(.launch, 1), timing(.willFinishLaunching, 1), timing(.didFinishLaunching, 1), timing(.openURL, 2),
-            ])),
+            ], launchState: .cold)),
         ])
     }
 
@@ -135,7 +135,7 @@ struct LaunchStateMachineEventTests {
             .deliver(app: "a", token: 5, request: r),
         ])
         #expect(m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: 1_070) == [
-            .reply(requestToken: 101, OpenOutcome(app: "a", launched: false, method: .open, timings: [timing(.openURL, 70)])),
+            .reply(requestToken: 101, OpenOutcome(app: "a", launched: false, method: .open, timings: [timing(.openURL, 70)], launchState: .hot)),
         ])
         #expect(m.state(of: "a") == .active)
     }
@@ -184,7 +184,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.frontmost == "a")
         #expect(activeApps(m) == ["a"])
         #expect(m.phaseCompleted(app: "a", token: 11, accepted: true, method: .handleOpen, now: 2_070) == [
-            .reply(requestToken: 300, OpenOutcome(app: "a", launched: false, method: .handleOpen, timings: [timing(.openURL, 70)])),
+            .reply(requestToken: 300, OpenOutcome(app: "a", launched: false, method: .handleOpen, timings: [timing(.openURL, 70)], launchState: .warm)),
         ])
         #expect(m.pid(of: "a") == 42)
         #expect(m.pid(of: "b") == 43)
@@ -233,7 +233,7 @@ struct LaunchStateMachineEventTests {
             .deliver(app: "h", token: 7, request: r),
         ])
         #expect(m.phaseCompleted(app: "h", token: 7, accepted: true, method: .open, now: 510) == [
-            .reply(requestToken: 200, OpenOutcome(app: "h", launched: false, method: .open, timings: [timing(.openURL, 10)])),
+            .reply(requestToken: 200, OpenOutcome(app: "h", launched: false, method: .open, timings: [timing(.openURL, 10)], launchState: .warm)),
         ])
     }
 
@@ -259,7 +259,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.phaseCompleted(app: "a", token: 2, accepted: false, now: 300) == [
             .reply(requestToken: 100, .failure(
                 OpenError(.vetoed, phase: .willFinishLaunching, "a refused to open x:1: willFinishLaunching returned NO"),
-                app: "a", launched: true, timings: [timing(.launch, 100), timing(.willFinishLaunching, 200)])),
+                app: "a", launched: true, timings: [timing(.launch, 100), timing(.willFinishLaunching, 200)], launchState: .cold)),
             .armDeadline(app: "a", phase: .didFinishLaunching, token: 3, after: .seconds(4)),
             .sendLaunchMethod(app: "a", phase: .didFinishLaunching, token: 3, options: r),
         ])
@@ -310,7 +310,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.phaseCompleted(app: "a", token: 3, accepted: false, now: 600) == [
             .reply(requestToken: 100, .failure(
                 OpenError(.vetoed, phase: .didFinishLaunching, "a refused to open x:1: didFinishLaunching returned NO"),
-                app: "a", launched: true, timings: [timing(.launch, 100), timing(.willFinishLaunching, 200), timing(.didFinishLaunching, 300)])),
+                app: "a", launched: true, timings: [timing(.launch, 100), timing(.willFinishLaunching, 200), timing(.didFinishLaunching, 300)], launchState: .cold)),
             .notify(app: "a", .didBecomeActive),
         ])
         #expect(m.state(of: "a") == .active)
@@ -322,7 +322,6 @@ struct LaunchStateMachineEventTests {
     @Test("open returning NO on a warm open: notHandled, naming the delegate method", arguments: [
         (DeliveryMethod.open, "a did not handle x:1: open(url:sourceApplication:annotation:) returned NO"),
         (DeliveryMethod.handleOpen, "a did not handle x:1: handleOpen(url:) returned NO"),
-        (DeliveryMethod.none, "a implements neither open(url:sourceApplication:annotation:) nor handleOpen(url:)"),
     ])
     func notHandledWarm(method: DeliveryMethod, message: String) {
         var m = machine()
@@ -331,7 +330,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.phaseCompleted(app: "a", token: 5, accepted: false, method: method, now: 1_015) == [
             .reply(requestToken: 101, OpenOutcome(
                 app: "a", error: OpenError(.notHandled, phase: .openURL, message),
-                launched: false, method: method, timings: [timing(.openURL, 15)])),
+                launched: false, method: method, timings: [timing(.openURL, 15)], launchState: .hot)),
         ])
         #expect(m.state(of: "a") == .active)
         #expect(m.apps["a"]?.pendingOpens == 0)
@@ -342,20 +341,14 @@ struct LaunchStateMachineEventTests {
         ])
     }
 
-    @Test("the message for an app with neither delivery method does not claim a method returned NO")
-    func neitherMethod() throws {
+    @Test("an app that implements no URL method still counts as opened, with method none: launching it was the point")
+    func neitherMethodOpens() {
         var m = machine()
         coldOpen(&m, app: "a", token: 100, pid: 42)
         _ = m.open(request(101), app: "a", now: 1_000)
-        let actions = m.phaseCompleted(app: "a", token: 5, accepted: false, method: DeliveryMethod.none, now: 1_001)
-        guard case .reply(_, let outcome)? = actions.first else {
-            Issue.record("expected a reply, got \(actions)")
-            return
-        }
-        let error = try #require(outcome.error)
-        #expect(!error.message.contains("returned NO"))
-        #expect(error.message.contains("neither"))
-        #expect(outcome.method == DeliveryMethod.none)
+        #expect(m.phaseCompleted(app: "a", token: 5, accepted: false, method: DeliveryMethod.none, now: 1_001) == [
+            .reply(requestToken: 101, OpenOutcome(app: "a", launched: false, method: DeliveryMethod.none, timings: [timing(.openURL, 1)], launchState: .hot)),
+        ])
     }
 
     @Test("open returning NO on a cold open: notHandled with all four timings, launched")
@@ -369,7 +362,7 @@ struct LaunchStateMachineEventTests {
             .reply(requestToken: 100, OpenOutcome(
                 app: "a", error: OpenError(.notHandled, phase: .openURL, "a did not handle x:1: open(url:sourceApplication:annotation:) returned NO"),
                 launched: true, method: .open,
-                timings: [timing(.launch, 10), timing(.willFinishLaunching, 20), timing(.didFinishLaunching, 30), timing(.openURL, 40)])),
+                timings: [timing(.launch, 10), timing(.willFinishLaunching, 20), timing(.didFinishLaunching, 30), timing(.openURL, 40)], launchState: .cold)),
         ])
     }
 
@@ -397,7 +390,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.exited(app: "a", status: .exited(3), now: 50) == [
             .reply(requestToken: 100, .failure(
                 OpenError(.crashed, phase: phase, "a exited with status 3 during \(phase.rawValue)"),
-                app: "a", launched: true, timings: timings)),
+                app: "a", launched: true, timings: timings, launchState: .cold)),
         ])
         #expect(m.state(of: "a") == .notRunning)
         #expect(m.pid(of: "a") == nil)
@@ -415,7 +408,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.exited(app: "a", status: .signaled(11), now: 1_005) == [
             .reply(requestToken: 101, .failure(
                 OpenError(.crashed, phase: .openURL, "a was killed by signal 11 (SIGSEGV) during openURL"),
-                app: "a", launched: false, timings: [timing(.openURL, 5)])),
+                app: "a", launched: false, timings: [timing(.openURL, 5)], launchState: .hot)),
         ])
         #expect(m.frontmost == nil)
         #expect(m.state(of: "a") == .notRunning)
@@ -442,7 +435,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.spawnFailed(app: "a", reason: "No such file or directory", now: 7) == [
             .reply(requestToken: 100, .failure(
                 OpenError(.launchFailed, phase: .launch, "could not launch a: No such file or directory"),
-                app: "a", launched: true, timings: [timing(.launch, 7)])),
+                app: "a", launched: true, timings: [timing(.launch, 7)], launchState: .cold)),
         ])
         #expect(m.state(of: "a") == .notRunning)
         #expect(m.pid(of: "a") == nil)
@@ -471,7 +464,7 @@ struct LaunchStateMachineEventTests {
         #expect(actions == [
             .reply(requestToken: 100, .failure(
                 OpenError(.launchFailed, phase: .launch, "could not launch a: Permission denied"),
-                app: "a", launched: true, timings: [timing(.launch, 5)])),
+                app: "a", launched: true, timings: [timing(.launch, 5)], launchState: .cold)),
             .spawn(app: "a"),
             .armDeadline(app: "a", phase: .launch, token: 2, after: .seconds(10)),
         ])
@@ -508,7 +501,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.deadlinePassed(app: "a", token: token, now: late) == [
             .reply(requestToken: 100, .failure(
                 OpenError(.timeout, phase: phase, "a did not finish \(phase.rawValue) within \(seconds) s; it was terminated"),
-                app: "a", launched: true, timings: timings)),
+                app: "a", launched: true, timings: timings, launchState: .cold)),
             .terminate(app: "a", pid: 42, reason: .missedDeadline(phase)),
         ])
         // The transaction is kept until the exit arrives.
@@ -554,7 +547,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.deadlinePassed(app: "a", token: 5, now: late) == [
             .reply(requestToken: 101, .failure(
                 OpenError(.timeout, phase: .openURL, "a did not finish openURL within 3 s; it was terminated"),
-                app: "a", launched: false, timings: [timing(.openURL, 3 * Self.second)])),
+                app: "a", launched: false, timings: [timing(.openURL, 3 * Self.second)], launchState: .hot)),
             .terminate(app: "a", pid: 42, reason: .missedDeadline(.openURL)),
         ])
         #expect(m.waitingRequests.isEmpty, "the caller has its answer")
@@ -581,7 +574,7 @@ struct LaunchStateMachineEventTests {
             .reply(requestToken: 100, .failure(
                 OpenError(.timeout, phase: .openURL, "a did not finish openURL within 3 s; it was terminated"),
                 app: "a", launched: true,
-                timings: [timing(.launch, 10), timing(.willFinishLaunching, 10), timing(.didFinishLaunching, 10), timing(.openURL, 3 * Self.second)])),
+                timings: [timing(.launch, 10), timing(.willFinishLaunching, 10), timing(.didFinishLaunching, 10), timing(.openURL, 3 * Self.second)], launchState: .cold)),
             .terminate(app: "a", pid: 42, reason: .missedDeadline(.openURL)),
         ])
     }
@@ -613,7 +606,7 @@ struct LaunchStateMachineEventTests {
         m.withdraw([101, 102])
         #expect(m.waitingRequests == [101, 103], "101 is in progress; 102 is gone")
         #expect(m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: 2_000) == [
-            .reply(requestToken: 101, OpenOutcome(app: "a", launched: false, method: .open, timings: [timing(.openURL, 1_000)])),
+            .reply(requestToken: 101, OpenOutcome(app: "a", launched: false, method: .open, timings: [timing(.openURL, 1_000)], launchState: .hot)),
             .armDeadline(app: "a", phase: .openURL, token: 6, after: .seconds(3)),
             .deliver(app: "a", token: 6, request: request(103)),
         ])
@@ -750,7 +743,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.phaseCompleted(app: "a", token: 4, accepted: true, method: .open, now: 40) == [
             .reply(requestToken: 100, OpenOutcome(app: "a", launched: true, method: .open, timings: [
                 timing(.launch, 10), timing(.willFinishLaunching, 10), timing(.didFinishLaunching, 10), timing(.openURL, 10),
-            ])),
+            ], launchState: .cold)),
             .armDeadline(app: "a", phase: .openURL, token: 5, after: .seconds(3)),
             .deliver(app: "a", token: 5, request: r101),
         ])
@@ -758,19 +751,19 @@ struct LaunchStateMachineEventTests {
         #expect(m.waitingRequests == [101, 102])
         #expect(m.open(r103, app: "a", now: 45).isEmpty, "still busy")
         #expect(m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: 50) == [
-            .reply(requestToken: 101, OpenOutcome(app: "a", launched: false, method: .open, timings: [timing(.openURL, 10)])),
+            .reply(requestToken: 101, OpenOutcome(app: "a", launched: false, method: .open, timings: [timing(.openURL, 10)], launchState: .hot)),
             .armDeadline(app: "a", phase: .openURL, token: 6, after: .seconds(3)),
             .deliver(app: "a", token: 6, request: r102),
         ])
         #expect(m.phaseCompleted(app: "a", token: 6, accepted: false, method: .handleOpen, now: 55) == [
             .reply(requestToken: 102, OpenOutcome(
                 app: "a", error: OpenError(.notHandled, phase: .openURL, "a did not handle x:3: handleOpen(url:) returned NO"),
-                launched: false, method: .handleOpen, timings: [timing(.openURL, 5)])),
+                launched: false, method: .handleOpen, timings: [timing(.openURL, 5)], launchState: .hot)),
             .armDeadline(app: "a", phase: .openURL, token: 7, after: .seconds(3)),
             .deliver(app: "a", token: 7, request: r103),
         ])
         #expect(m.phaseCompleted(app: "a", token: 7, accepted: true, method: .open, now: 60) == [
-            .reply(requestToken: 103, OpenOutcome(app: "a", launched: false, method: .open, timings: [timing(.openURL, 5)])),
+            .reply(requestToken: 103, OpenOutcome(app: "a", launched: false, method: .open, timings: [timing(.openURL, 5)], launchState: .hot)),
         ])
         #expect(m.apps["a"]?.pendingOpens == 0)
         #expect(m.waitingRequests.isEmpty)
@@ -801,7 +794,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.exited(app: "a", status: .signaled(6), now: 9) == [
             .reply(requestToken: 100, .failure(
                 OpenError(.crashed, phase: .willFinishLaunching, "a was killed by signal 6 (SIGABRT) during willFinishLaunching"),
-                app: "a", launched: true, timings: [timing(.launch, 5), timing(.willFinishLaunching, 4)])),
+                app: "a", launched: true, timings: [timing(.launch, 5), timing(.willFinishLaunching, 4)], launchState: .cold)),
             .spawn(app: "a"),
             .armDeadline(app: "a", phase: .launch, token: 3, after: .seconds(10)),
         ])
@@ -820,7 +813,7 @@ struct LaunchStateMachineEventTests {
         #expect(m.phaseCompleted(app: "a", token: 6, accepted: true, method: .open, now: 23) == [
             .reply(requestToken: 101, OpenOutcome(app: "a", launched: true, method: .open, timings: [
                 timing(.launch, 11), timing(.willFinishLaunching, 1), timing(.didFinishLaunching, 1), timing(.openURL, 1),
-            ])),
+            ], launchState: .cold)),
         ])
         #expect(m.pid(of: "a") == 43)
     }

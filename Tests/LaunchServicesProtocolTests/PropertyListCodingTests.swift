@@ -34,7 +34,7 @@ struct PropertyListWireTests {
     func roundTrip(_ annotation: PropertyListValue, sourceLocation: SourceLocation = #_sourceLocation) throws -> [PropertyListValue?] {
         var decoded: [PropertyListValue?] = []
         let open = try ProtocolBytes.roundTrip(Envelope(id: 1, .open(url: "x:1", annotation: annotation)), sourceLocation: sourceLocation)
-        if case .open(_, let a, _) = open.message { decoded.append(a) } else { decoded.append(nil) }
+        if case .open(_, let a, _, _) = open.message { decoded.append(a) } else { decoded.append(nil) }
         let delivery = Delivery(url: "x:1", sourceApplication: "s", annotation: annotation)
         let launch = try ProtocolBytes.roundTrip(Envelope(id: 2, .launchMethod(.willFinishLaunching, delivery)), sourceLocation: sourceLocation)
         if case .launchMethod(_, let d) = launch.message { decoded.append(d.annotation) } else { decoded.append(nil) }
@@ -73,7 +73,7 @@ struct PropertyListWireTests {
         for d in [Double.nan, -Double.nan, -0.0, 0.0, Double.leastNonzeroMagnitude, -Double.greatestFiniteMagnitude, Double.pi] {
             let frame = Frame.encode(Envelope(id: 1, .open(url: "x:1", annotation: .real(d))))
             let decoded = try Envelope.decode(Array(frame.dropFirst(Frame.headerLength)))
-            guard case .open(_, .real(let got)?, _) = decoded.message else {
+            guard case .open(_, .real(let got)?, _, _) = decoded.message else {
                 Issue.record("\(d) did not come back as a real: \(decoded.message)")
                 continue
             }
