@@ -130,12 +130,6 @@ public struct ToolRun: Sendable {
     public var status: Int32
     public var stdout: String
     public var stderr: String
-
-    public init(status: Int32, stdout: String, stderr: String) {
-        self.status = status
-        self.stdout = stdout
-        self.stderr = stderr
-    }
 }
 
 /// Why a child process, a temporary folder or a daemon could not be set up.
