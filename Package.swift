@@ -97,6 +97,8 @@ let package = Package(
             name: "lsbench",
             dependencies: [
                 "LaunchServicesClient", "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim", "LaunchServicesDaemon",
+                // ChildProcess, DaemonProcess, TemporaryFolder, BundleFiles: the same process helpers as the tests.
+                "LaunchServicesTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -129,6 +131,7 @@ let package = Package(
             name: "LaunchServicesDaemonTests",
             dependencies: [
                 "LaunchServicesDaemon", "LaunchServicesCore", "LaunchServicesProtocol", "LaunchServicesSystemd",
+                "LaunchServicesTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
@@ -140,7 +143,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "LaunchServicesClient", "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim",
+                "LaunchServicesClient", "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim", "LaunchServicesTesting",
                 // To write a pasteboard database as an earlier version did (the migration test).
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LaunchServicesTesting
 
 /// The D-Bus peers: the same kinds of work as the warm open and the whole `lsopen` process,
 /// done the way a desktop does them today, on a private bus started for the bench and
@@ -16,8 +17,8 @@ struct DBusPeers {
         let name: String
         let address: String
         let environment: [String: String]
-        let daemon: Spawned
-        let service: Spawned
+        let daemon: ChildProcess
+        let service: ChildProcess
 
         /// Service first (it exits on SIGTERM), then the bus.
         func stop() {
@@ -73,7 +74,7 @@ struct DBusPeers {
         let socket = folder + "/bus"
         try writeConfig(folder + "/bus.conf", listen: "unix:path=" + socket)
         let environment = try privateEnvironment(bus: socket)
-        let daemon = try Spawned(executable, ["--config-file=" + folder + "/bus.conf", "--nofork", "--nopidfile", "--nosyslog"], log: folder + "/bus.log", environment: environment)
+        let daemon = try ChildProcess(executable, ["--config-file=" + folder + "/bus.conf", "--nofork", "--nopidfile", "--nosyslog"], environment: environment, stdout: folder + "/bus.log")
         return try startService(name: "dbus-daemon", folder: folder, socket: socket, environment: environment, daemon: daemon)
     }
 
@@ -91,14 +92,14 @@ struct DBusPeers {
         let passed = environment.keys.filter { $0.hasPrefix("XDG_") || $0.hasPrefix("DBUS_") }.sorted().flatMap { ["-E", $0] }
         var command = [socketActivate] + passed + ["-l", socket, launcher, "--scope", "user", "--config-file", folder + "/bus.conf"]
         if privateJournal { command.insert(peerBinDir + "/private_journal", at: 0) }
-        let daemon = try Spawned(command[0], Array(command.dropFirst()), log: folder + "/bus.log", environment: environment)
+        let daemon = try ChildProcess(command[0], Array(command.dropFirst()), environment: environment, stdout: folder + "/bus.log")
         return try startService(name: "dbus-broker", folder: folder, socket: socket, environment: environment, daemon: daemon)
     }
 
     /// Waits for the bus socket, starts the echo service and waits for its "ready"; if either
     /// process exits first, stops the other and throws `Unavailable` with the last log line.
-    func startService(name: String, folder: String, socket: String, environment: [String: String], daemon: Spawned) throws -> Bus {
-        func giveUp(_ why: String, _ also: Spawned? = nil) -> Unavailable {
+    func startService(name: String, folder: String, socket: String, environment: [String: String], daemon: ChildProcess) throws -> Bus {
+        func giveUp(_ why: String, _ also: ChildProcess? = nil) -> Unavailable {
             also?.stop()
             daemon.stop()
             let log = (try? String(contentsOfFile: folder + "/bus.log", encoding: .utf8)) ?? ""
@@ -107,13 +108,13 @@ struct DBusPeers {
         }
         let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
         while !FileManager.default.fileExists(atPath: socket) {
-            if daemon.hasExited() || DispatchTime.now().uptimeNanoseconds > deadline { throw giveUp("\(name) did not create its socket") }
+            if daemon.isRunning == false || DispatchTime.now().uptimeNanoseconds > deadline { throw giveUp("\(name) did not create its socket") }
             usleep(2_000)
         }
         let serviceLog = folder + "/service.log"
-        let service = try Spawned(peerBinDir + "/dbus_echo_service", [], log: serviceLog, environment: environment)
+        let service = try ChildProcess(peerBinDir + "/dbus_echo_service", [], environment: environment, stdout: serviceLog)
         while ((try? String(contentsOfFile: serviceLog, encoding: .utf8)) ?? "").contains("ready") == false {
-            if service.hasExited() || daemon.hasExited() || DispatchTime.now().uptimeNanoseconds > deadline {
+            if service.isRunning == false || daemon.isRunning == false || DispatchTime.now().uptimeNanoseconds > deadline {
                 throw giveUp("the echo service could not own its name on \(name)", service)
             }
             usleep(2_000)
@@ -124,7 +125,7 @@ struct DBusPeers {
     /// `count` method calls from one libdbus client process, each timed inside that process.
     func calls(on bus: Bus, count: Int) throws -> [UInt64] {
         let output = work + "/\(bus.name)-calls.txt"
-        let client = try Spawned(peerBinDir + "/dbus_echo_client", [String(count), "100"], log: output, environment: bus.environment)
+        let client = try ChildProcess(peerBinDir + "/dbus_echo_client", [String(count), "100"], environment: bus.environment, stdout: output)
         guard client.wait() == 0 else { throw ValidationError("dbus_echo_client failed on \(bus.name): \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")") }
         let samples = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").compactMap { UInt64($0) }
         guard samples.count == count else { throw ValidationError("dbus_echo_client printed \(samples.count) samples, not \(count)") }
@@ -136,11 +137,11 @@ struct DBusPeers {
     func sends(dbusSend: String, on bus: Bus, count: Int) throws -> [UInt64] {
         let arguments = ["--session", "--print-reply", "--dest=org.lsbench.Echo", "/org/lsbench/Echo", "org.lsbench.Echo.Echo", "string:0123456789abcdef"]
         let output = work + "/\(bus.name)-send.txt"
-        let status = try Spawned(dbusSend, arguments, log: output, environment: bus.environment).wait()
+        let status = try ChildProcess(dbusSend, arguments, environment: bus.environment, stdout: output).wait()
         let reply = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard status == 0, reply.contains("string \"0123456789abcdef\"") else {
             throw ValidationError("dbus-send did not get the echo back: \(reply)")
         }
-        return try (0..<count).map { _ in try Spawned.timeRun(dbusSend, arguments, environment: bus.environment) }
+        return try (0..<count).map { _ in try ChildProcess.timedRun(dbusSend, arguments, environment: bus.environment) }
     }
 }

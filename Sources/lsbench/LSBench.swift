@@ -5,6 +5,7 @@ import LaunchServicesClient
 import LaunchServicesCore
 import LaunchServicesDaemon
 import LaunchServicesProtocol
+import LaunchServicesTesting
 
 /// `lsbench`: measures the open path against baselines taken in the same run, on the same
 /// machine, and prints medians, p99 and the ratios. Run through `scripts/bench`.
@@ -55,13 +56,12 @@ struct LSBench: ParsableCommand {
 
     func run() throws {
         if echoChild { Echo.serve() }
-        let work = try TemporaryFolder()
+        let work = try TemporaryFolder(prefix: "lsbench")
         defer { work.remove() }
         try assemble(into: work.path + "/apps")
         let socket = work.path + "/socket"
-        let daemon = try Spawned(binDir + "/launchservicesd", ["--socket", socket, "--apps", work.path + "/apps", "--state", work.path + "/state", "--log-level", "warning"], log: work.path + "/daemon.log")
+        let daemon = try startDaemon(socket: socket, apps: work.path + "/apps", state: work.path + "/state", log: work.path + "/daemon.log", poll: 20_000)
         defer { daemon.stop() }
-        try waitForDaemon(socket)
 
         print("lsbench: \(ProcessInfo.processInfo.activeProcessorCount) CPUs; medians and p99, ratio = median / baseline median\n")
 
@@ -107,7 +107,7 @@ struct LSBench: ParsableCommand {
         Report.row("pasteboard: copy + paste 1 KiB (baseline 2 trips)", pasteSamples, baseline: rtt.map { $0 * 2 })
 
         // Cold open vs. starting the same app executable (it exits at once outside the daemon).
-        let spawnSamples = try (0..<cold).map { _ in try Spawned.timeRun(work.path + "/apps/xyz.app/xyz", []) }
+        let spawnSamples = try (0..<cold).map { _ in try ChildProcess.timedRun(work.path + "/apps/xyz.app/xyz", []) }
         var coldSamples: [UInt64] = []
         try terminateApp(client: client)
         for i in 0..<cold {
@@ -123,8 +123,8 @@ struct LSBench: ParsableCommand {
         // The whole `lsopen` command vs. starting `lsopen --help`.
         var environment = ProcessInfo.processInfo.environment
         environment["LAUNCHSERVICES_SOCKET"] = socket
-        let helpSamples = try (0..<processes).map { _ in try Spawned.timeRun(binDir + "/lsopen", ["--help"], environment: environment) }
-        let lsopenSamples = try (0..<processes).map { i in try Spawned.timeRun(binDir + "/lsopen", ["xyz:process/\(i)"], environment: environment) }
+        let helpSamples = try (0..<processes).map { _ in try ChildProcess.timedRun(binDir + "/lsopen", ["--help"], environment: environment) }
+        let lsopenSamples = try (0..<processes).map { i in try ChildProcess.timedRun(binDir + "/lsopen", ["xyz:process/\(i)"], environment: environment) }
         Report.row("lsopen --help, whole process (baseline)", helpSamples)
         Report.row("lsopen URL, whole process, app warm", lsopenSamples, baseline: helpSamples)
 
@@ -148,9 +148,8 @@ struct LSBench: ParsableCommand {
             try (0..<starts).map { n in
                 let socket = work + "/scale-\(n).sock"
                 let start = DispatchTime.now().uptimeNanoseconds
-                let daemon = try Spawned(binDir + "/launchservicesd", ["--socket", socket, "--apps", work + "/no-apps", "--state", state, "--log-level", "warning"], log: work + "/scale.log")
+                let daemon = try startDaemon(socket: socket, apps: work + "/no-apps", state: state, log: work + "/scale.log", poll: 500)
                 defer { daemon.stop() }
-                try waitForDaemon(socket, pollMicroseconds: 500)
                 return DispatchTime.now().uptimeNanoseconds - start
             }
         }
@@ -161,9 +160,8 @@ struct LSBench: ParsableCommand {
         Report.row("daemon start → first answer, \(registryApps) apps / \(registryApps * 5) schemes", loaded, baseline: empty)
 
         let socket = work + "/scale-resolve.sock"
-        let daemon = try Spawned(binDir + "/launchservicesd", ["--socket", socket, "--apps", work + "/no-apps", "--state", large, "--log-level", "warning"], log: work + "/scale.log")
+        let daemon = try startDaemon(socket: socket, apps: work + "/no-apps", state: large, log: work + "/scale.log", poll: 500)
         defer { daemon.stop() }
-        try waitForDaemon(socket, pollMicroseconds: 500)
         let client = try LaunchServicesClient(socketPath: socket, program: "lsbench")
         defer { client.close() }
         var resolve: [UInt64] = []
@@ -176,31 +174,18 @@ struct LSBench: ParsableCommand {
         Report.row("canOpen round trip in the \(registryApps * 5)-scheme registry", resolve)
     }
 
+    /// The xyz and wordrev bundles, with the built executables.
     func assemble(into folder: String) throws {
-        let bundle = folder + "/xyz.app"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        let plist = """
-        <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-        <key>CFBundleIdentifier</key><string>bench.xyz</string><key>CFBundleExecutable</key><string>xyz</string>
-        <key>CFBundleURLTypes</key><array><dict><key>CFBundleURLSchemes</key><array><string>xyz</string></array></dict></array>
-        </dict></plist>
-        """
-        try plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
-        try FileManager.default.copyItem(atPath: binDir + "/xyz", toPath: bundle + "/xyz")
-        let wordrev = folder + "/wordrev.app"
-        try FileManager.default.createDirectory(atPath: wordrev, withIntermediateDirectories: true)
-        try plist.replacingOccurrences(of: "bench.xyz", with: "bench.wordrev").replacingOccurrences(of: "xyz", with: "wordrev")
-            .write(toFile: wordrev + "/Info.plist", atomically: true, encoding: .utf8)
-        try FileManager.default.copyItem(atPath: binDir + "/wordrev", toPath: wordrev + "/wordrev")
+        for name in ["xyz", "wordrev"] {
+            try BundleFiles.write(bundle: folder + "/\(name).app", infoPlist: BundleFiles.infoPlist(id: "bench.\(name)", executable: name, schemes: [name]),
+                                  executable: binDir + "/" + name)
+        }
     }
 
-    func waitForDaemon(_ socket: String, pollMicroseconds: UInt32 = 20_000) throws {
-        let deadline = DispatchTime.now().uptimeNanoseconds + 30_000_000_000
-        while DispatchTime.now().uptimeNanoseconds < deadline {
-            if let c = try? LaunchServicesClient(socketPath: socket, program: "lsbench"), (try? c.query(.status)) != nil { return }
-            usleep(pollMicroseconds)
-        }
-        throw ValidationError("launchservicesd did not start within 30 s")
+    /// A daemon on `socket`, logging warnings only, once it answers (at most 30 s).
+    func startDaemon(socket: String, apps: String, state: String, log: String, poll: UInt32) throws -> DaemonProcess {
+        try DaemonProcess(executable: binDir + "/launchservicesd", socket: socket, arguments: ["--apps", apps, "--state", state, "--log-level", "warning"],
+                          log: log, timeout: 30, poll: poll)
     }
 
     /// Kills the running xyz (found through `running`) and waits until the daemon has seen it go.
@@ -234,61 +219,6 @@ enum Report {
 
     static func format(_ ns: UInt64) -> String {
         (ns < 1_000_000 ? String(format: "%7.1f µs", Double(ns) / 1e3) : String(format: "%7.2f ms", Double(ns) / 1e6))
-    }
-}
-
-/// A child process started with posix_spawn and reaped with waitpid, once: after it is
-/// reaped its PID may belong to someone else, so it is never signalled again.
-final class Spawned {
-    let pid: pid_t
-    /// The raw waitpid status, once reaped.
-    private(set) var status: Int32?
-
-    init(_ path: String, _ arguments: [String], log: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        let output = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        defer { close(input); close(output) }
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = ls_spawn_stdio(&pid, path, argv, envp, input, output, output)
-        guard rc == 0 else { throw ValidationError("cannot start \(path): \(String(cString: strerror(rc)))") }
-        self.pid = pid
-    }
-
-    func stop() {
-        guard status == nil else { return }
-        kill(pid, SIGTERM)
-        _ = wait()
-    }
-
-    /// Blocks until the process exits; returns its exit code (128 + signal if killed).
-    @discardableResult
-    func wait() -> Int32 {
-        if status == nil {
-            var raw: Int32 = 0
-            while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
-            status = raw
-        }
-        let raw = status!
-        return raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-    }
-
-    /// Reaps the process if it has exited, without blocking.
-    func hasExited() -> Bool {
-        guard status == nil else { return true }
-        var raw: Int32 = 0
-        guard waitpid(pid, &raw, WNOHANG) == pid else { return false }
-        status = raw
-        return true
-    }
-
-    /// Time from spawn to reaped exit.
-    static func timeRun(_ path: String, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) throws -> UInt64 {
-        let start = DispatchTime.now().uptimeNanoseconds
-        try Spawned(path, arguments, log: "/dev/null", environment: environment).wait()
-        return DispatchTime.now().uptimeNanoseconds - start
     }
 }
 
@@ -329,15 +259,4 @@ enum Echo {
             _ = write(3, buffer, n)
         }
     }
-}
-
-/// A temporary folder, removed by `remove()`.
-struct TemporaryFolder {
-    let path: String
-    init() throws {
-        var template = Array("/tmp/lsbench.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw ValidationError("mkdtemp failed") }
-        path = String(cString: made)
-    }
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -2,6 +2,7 @@ import Foundation
 import LaunchServicesClient
 import LaunchServicesCore
 import LaunchServicesProtocol
+import LaunchServicesTesting
 import Testing
 
 /// The daemon in the foreground: logs, clean stop, bad bundles, and bad peers.
@@ -209,9 +210,9 @@ struct DaemonRobustnessTests {
 
     @Test("a configuration file with an unknown key stops the daemon with the key named")
     func badConfiguration() throws {
-        let root = NSTemporaryDirectory() + "lscfg-\(getpid())-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let folder = try TemporaryFolder(prefix: "lscfg")
+        defer { folder.remove() }
+        let root = folder.path
         try #"{"deadlines": {"didFinishLaunchin": 3}}"#.write(toFile: root + "/c.json", atomically: true, encoding: .utf8)
         let r = try ChildProcess.run(DaemonHarness.binary("launchservicesd"), ["--socket", root + "/s", "--config", root + "/c.json", "--state", root + "/state"],
                                      environment: ProcessInfo.processInfo.environment, scratch: root, timeout: 20)
@@ -221,9 +222,10 @@ struct DaemonRobustnessTests {
 
     @Test("a socket folder another user could tamper with stops the daemon, naming it")
     func unsafeSocketFolder() throws {
-        let root = NSTemporaryDirectory() + "lsdir-\(getpid())-\(UUID().uuidString.prefix(8))"
+        let folder = try TemporaryFolder(prefix: "lsdir")
+        defer { folder.remove() }
+        let root = folder.path
         try FileManager.default.createDirectory(atPath: root + "/open", withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: root) }
         chmod(root + "/open", 0o777)
         let r = try ChildProcess.run(DaemonHarness.binary("launchservicesd"), ["--socket", root + "/open/s", "--state", root + "/state", "--apps", root + "/apps"],
                                      environment: ProcessInfo.processInfo.environment, scratch: root, timeout: 20)
@@ -234,9 +236,10 @@ struct DaemonRobustnessTests {
     @Test("clients refuse a socket served by another user",
           .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to run a daemon as another user"))
     func daemonOfAnotherUser() throws {
-        let root = NSTemporaryDirectory() + "lsuid-\(getpid())-\(UUID().uuidString.prefix(8))"
+        let folder = try TemporaryFolder(prefix: "lsuid")
+        defer { folder.remove() }
+        let root = folder.path
         try FileManager.default.createDirectory(atPath: root + "/nobody", withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: root) }
         chmod(root, 0o755)
         chown(root + "/nobody", 65534, 65534)
         let home = root + "/nobody"

@@ -1,4 +1,5 @@
 import Foundation
+import LaunchServicesTesting
 import Testing
 
 /// `lsctl export-xdg`, then the real `xdg-open` (Debian's xdg-utils) reaching the app.

@@ -1,4 +1,5 @@
 import Foundation
+import LaunchServicesTesting
 import Testing
 
 /// Nothing the daemon started outlives it, even when it is killed outright (SIGKILL: no

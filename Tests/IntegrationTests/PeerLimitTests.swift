@@ -2,6 +2,7 @@ import Foundation
 import LaunchServicesClient
 import LaunchServicesCore
 import LaunchServicesProtocol
+import LaunchServicesTesting
 import Testing
 
 /// What one peer may make the daemon hold: unread replies, idle connections, requests in

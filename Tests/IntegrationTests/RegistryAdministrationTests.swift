@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LaunchServicesTesting
 import Testing
 import LaunchServicesProtocol
 
@@ -153,9 +154,9 @@ struct RescanTests {
 
     @Test("an apps folder missing at start is watched once it appears, and again after it is deleted and recreated")
     func folderAppearsLater() throws {
-        var template = Array("/tmp/lsit-late.XXXXXX".utf8CString)
-        let scratch = String(cString: try #require(mkdtemp(&template)))
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let scratchFolder = try TemporaryFolder(prefix: "lsit-late")
+        defer { scratchFolder.remove() }
+        let scratch = scratchFolder.path
         // Two levels missing: the watch has to move down as each appears.
         let folder = scratch + "/late/apps"
         let h = try DaemonHarness(apps: [.test("alpha")], extraArguments: ["--apps", folder])

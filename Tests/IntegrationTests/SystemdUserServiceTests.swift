@@ -1,4 +1,5 @@
 import Foundation
+import LaunchServicesTesting
 import Testing
 
 /// A real `systemd --user` manager, the real installer, socket activation, STATUS, restart
@@ -75,9 +76,7 @@ final class UserManager {
 
     init() throws {
         repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-        var template = Array("/tmp/lssd.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
-        home = String(cString: made)
+        home = try TemporaryFolder(prefix: "lssd").path
         runtime = home + "/run"
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         guard FileManager.default.isExecutableFile(atPath: "/lib/systemd/systemd") else {
@@ -90,7 +89,7 @@ final class UserManager {
             createdSystemdMarker = true
         }
         process = try ChildProcess("/lib/systemd/systemd", ["--user"], environment: Self.environment(home: home, runtime: runtime),
-                                   stdout: home + "/manager.log", stderr: home + "/manager.log")
+                                   stdout: home + "/manager.log")
         try eventually("the user manager is running") {
             let state = try systemctl("is-system-running").stdout.trimmed
             return state == "running" || state == "degraded"

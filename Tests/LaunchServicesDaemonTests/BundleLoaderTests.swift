@@ -1,6 +1,7 @@
 import Foundation
 import LaunchServicesCore
 @testable import LaunchServicesDaemon
+import LaunchServicesTesting
 import Testing
 
 /// `BundleLoader.scan` and `load` on real folders made for each test and removed after it.
@@ -53,7 +54,7 @@ struct BundleLoaderFolderTests {
 
     @Test("a valid bundle loads with every field")
     func validBundle() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let path = try makeBundle(at: root + "/Demo.app", plist: Self.plist(
                 id: "com.example.Demo",
                 urlTypes: Self.schemes("Demo", "demo-two"),
@@ -72,7 +73,7 @@ struct BundleLoaderFolderTests {
 
     @Test("a binary property list loads too")
     func binaryPlist() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let path = root + "/Binary.app"
             let object: [String: Any] = [
                 "CFBundleIdentifier": "com.example.binary",
@@ -93,7 +94,7 @@ struct BundleLoaderFolderTests {
 
     @Test("malformed XML is refused as not a valid property list, naming the bundle")
     func malformedXML() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let path = try makeBundle(at: root + "/Broken.app", plist: "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>CFBundleIdentifier</key><string>x")
             let error = try #require(loadError(path))
             #expect(error.path == path)
@@ -105,7 +106,7 @@ struct BundleLoaderFolderTests {
 
     @Test("a bundle without an Info.plist cannot be loaded")
     func noInfoPlist() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             try FileManager.default.createDirectory(atPath: root + "/Empty.app", withIntermediateDirectories: true)
             let error = try #require(loadError(root + "/Empty.app"))
             #expect(error == BundleError(path: root + "/Empty.app", key: nil, problem: "has no readable Info.plist"))
@@ -123,7 +124,7 @@ struct BundleLoaderFolderTests {
         ("LSApplicationQueriesSchemes is a dictionary", BundleLoaderFolderTests.plist(extra: "<key>LSApplicationQueriesSchemes</key><dict/>"), "LSApplicationQueriesSchemes", "has the wrong type (expected an array)"),
     ] as [(String, String, String, String)])
     func wrongType(label: String, plist: String, key: String, problem: String) throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let path = try makeBundle(at: root + "/Typed.app", plist: plist)
             let error = try #require(loadError(path), "\(label)")
             #expect(error.path == path, "\(label)")
@@ -136,7 +137,7 @@ struct BundleLoaderFolderTests {
 
     @Test("an Info.plist whose top level is not a dictionary says so, without an empty key")
     func topLevelNotDictionary() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let path = try makeBundle(at: root + "/Top.app", plist: Self.arrayAtTopLevel)
             let error = try #require(loadError(path))
             #expect(error.path == path)
@@ -148,7 +149,7 @@ struct BundleLoaderFolderTests {
 
     @Test("validation errors from the core come through, naming the key and the bundle")
     func validationError() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let noExecutableKey = try makeBundle(at: root + "/NoKey.app", plist: Self.plist(executable: nil))
             #expect(loadError(noExecutableKey)?.key == "CFBundleExecutable")
             #expect(loadError(noExecutableKey)?.path == noExecutableKey)
@@ -161,7 +162,7 @@ struct BundleLoaderFolderTests {
 
     @Test("a missing executable is refused, naming CFBundleExecutable")
     func missingExecutable() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let path = try makeBundle(at: root + "/NoExec.app", plist: Self.plist(executable: "runme"), executable: nil)
             let error = try #require(loadError(path))
             #expect(error == BundleError(path: path, key: "CFBundleExecutable", problem: "names 'runme', which does not exist in the bundle"))
@@ -170,7 +171,7 @@ struct BundleLoaderFolderTests {
 
     @Test("a file without execute permission is refused, naming CFBundleExecutable", arguments: [mode_t(0o644), 0o600, 0o444])
     func notExecutable(mode: mode_t) throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let path = try makeBundle(at: root + "/NotExec.app", plist: Self.plist(), mode: mode)
             let error = try #require(loadError(path))
             #expect(error == BundleError(path: path, key: "CFBundleExecutable", problem: "names 'app', which is not executable (chmod +x it)"))
@@ -179,7 +180,7 @@ struct BundleLoaderFolderTests {
 
     @Test("an executable that is a folder is refused")
     func executableIsFolder() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let path = try makeBundle(at: root + "/Folder.app", plist: Self.plist(), executable: nil)
             try FileManager.default.createDirectory(atPath: path + "/app", withIntermediateDirectories: true)
             let error = try #require(loadError(path))
@@ -189,7 +190,7 @@ struct BundleLoaderFolderTests {
 
     @Test("scan: valid bundles from several folders, in sorted order")
     func scanValid() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             try makeBundle(at: root + "/one/b.app", plist: Self.plist(id: "com.b", urlTypes: Self.schemes("bee")))
             try makeBundle(at: root + "/one/a.app", plist: Self.plist(id: "com.a", urlTypes: Self.schemes("ay")))
             try makeBundle(at: root + "/two/c.app", plist: Self.plist(id: "com.c", urlTypes: nil))
@@ -202,7 +203,7 @@ struct BundleLoaderFolderTests {
 
     @Test("scan: one bad bundle of each kind does not stop the others")
     func scanMixed() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             try makeBundle(at: root + "/a-good.app", plist: Self.plist(id: "com.good.a", urlTypes: Self.schemes("ga")))
             try makeBundle(at: root + "/b-malformed.app", plist: "<plist><dict><key>")
             try makeBundle(at: root + "/c-wrongtype.app", plist: Self.plist(id: "com.wrong", urlTypes: "<string>x</string>"))
@@ -219,7 +220,7 @@ struct BundleLoaderFolderTests {
 
     @Test("scan: a bundle id seen in an earlier folder is refused in a later one; the first is kept")
     func duplicateAcrossFolders() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let first = try makeBundle(at: root + "/first/Same.app", plist: Self.plist(id: "com.same", urlTypes: Self.schemes("one")))
             let second = try makeBundle(at: root + "/second/Same.app", plist: Self.plist(id: "com.same", urlTypes: Self.schemes("two")))
             let result = BundleLoader.scan(folders: [root + "/first", root + "/second"])
@@ -239,7 +240,7 @@ struct BundleLoaderFolderTests {
 
     @Test("scan: a duplicate within one folder keeps the first in sorted order")
     func duplicateInOneFolder() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             try makeBundle(at: root + "/b.app", plist: Self.plist(id: "com.dup", urlTypes: Self.schemes("bee")))
             try makeBundle(at: root + "/a.app", plist: Self.plist(id: "com.dup", urlTypes: Self.schemes("ay")))
             let result = BundleLoader.scan(folders: [root])
@@ -250,7 +251,7 @@ struct BundleLoaderFolderTests {
 
     @Test("scan skips hidden entries, folders without Info.plist, plain files and missing folders")
     func scanSkips() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             try makeBundle(at: root + "/apps/.Hidden.app", plist: Self.plist(id: "com.hidden"))
             try makeBundle(at: root + "/apps/Real.app", plist: Self.plist(id: "com.real"))
             try FileManager.default.createDirectory(atPath: root + "/apps/NoPlist.app", withIntermediateDirectories: true)
@@ -276,7 +277,7 @@ struct BundleLoaderHostileTests {
     @Test("an Info.plist nested 10,000 levels deep is refused before Foundation parses it", arguments: ["<array>", "<dict><key>k</key>"])
     func deepPlist(open: String) throws {
         let close = open == "<array>" ? "</array>" : "</dict>"
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let deep = String(repeating: open, count: 10_000) + "<true/>" + String(repeating: close, count: 10_000)
             let path = try helper.makeBundle(at: root + "/Deep.app", plist: BundleLoaderFolderTests.plist(extra: "<key>Deep</key>" + deep))
             let error = try #require(loadError(path))
@@ -287,7 +288,7 @@ struct BundleLoaderHostileTests {
 
     @Test("an Info.plist over the size limit is refused, naming the file, its size and the limit")
     func hugePlist() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let padding = String(repeating: " ", count: 2 << 20)
             let path = try helper.makeBundle(at: root + "/Huge.app", plist: BundleLoaderFolderTests.plist() + padding)
             let size = try FileManager.default.attributesOfItem(atPath: path + "/Info.plist")[.size] as! Int
@@ -303,7 +304,7 @@ struct BundleLoaderHostileTests {
 
     @Test("a FIFO, a folder or a device named Info.plist is refused at once", .timeLimit(.minutes(1)))
     func specialInfoPlist() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let fifo = root + "/Fifo.app"
             try FileManager.default.createDirectory(atPath: fifo, withIntermediateDirectories: true)
             #expect(mkfifo(fifo + "/Info.plist", 0o644) == 0)
@@ -322,7 +323,7 @@ struct BundleLoaderHostileTests {
 
     @Test("an executable that is a symbolic link out of the bundle is refused; one inside is fine")
     func executableOutsideBundle() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let outside = try helper.makeBundle(at: root + "/Outside.app", plist: BundleLoaderFolderTests.plist(), executable: nil)
             try writeFile("#!/bin/sh\n", to: root + "/elsewhere/tool")
             #expect(chmod(root + "/elsewhere/tool", 0o755) == 0)
@@ -342,7 +343,7 @@ struct BundleLoaderHostileTests {
 
     @Test("bundle paths are made canonical; relative paths are refused")
     func canonicalPaths() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let real = try helper.makeBundle(at: root + "/apps/Demo.app", plist: BundleLoaderFolderTests.plist())
             try FileManager.default.createDirectory(atPath: root + "/other", withIntermediateDirectories: true)
             #expect(try BundleLoader.load(bundleAt: root + "/other/../apps/./Demo.app").path == real)

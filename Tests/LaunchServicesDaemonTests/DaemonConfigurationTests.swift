@@ -1,6 +1,7 @@
 import Foundation
 import LaunchServicesCore
 @testable import LaunchServicesDaemon
+import LaunchServicesTesting
 import Testing
 
 /// `DaemonConfiguration.load(file:)`: a JSON file over the defaults; every refusal names the
@@ -9,7 +10,7 @@ import Testing
 struct DaemonConfigurationFileTests {
     /// Writes `json` to a file in a temporary folder and loads it; returns the file's path too.
     func load(_ json: String) throws -> (config: DaemonConfiguration, path: String) {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let path = root + "/launchservicesd.json"
             try writeFile(json, to: path)
             return (try DaemonConfiguration.load(file: path), path)
@@ -18,7 +19,7 @@ struct DaemonConfigurationFileTests {
 
     /// Writes `json`, loads it, and returns the refusal with the file's path (nil when accepted).
     func refusal(_ json: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> (error: ConfigurationError, path: String)? {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let path = root + "/launchservicesd.json"
             try writeFile(json, to: path)
             do {
@@ -219,7 +220,7 @@ struct DaemonConfigurationFileTests {
 
     @Test("a file that does not exist is refused, naming it")
     func missingFile() throws {
-        try withTemporaryFolder { root in
+        try TemporaryFolder.with { root in
             let path = root + "/absent.json"
             do {
                 _ = try DaemonConfiguration.load(file: path)

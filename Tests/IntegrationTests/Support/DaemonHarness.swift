@@ -1,6 +1,7 @@
 import Foundation
 import LaunchServicesClient
 import LaunchServicesProtocol
+import LaunchServicesTesting
 import Testing
 
 /// An app bundle for a test: the test app (`lstestapp`) with a behaviour, or a demo app.
@@ -35,28 +36,12 @@ struct TestApp {
         .deletingLastPathComponent().deletingLastPathComponent().path
 
     var plist: String {
-        if let rawPlist { return rawPlist }
-        let schemeItems = schemes.map { "<string>\($0)</string>" }.joined()
-        let queries = queriesSchemes.isEmpty ? "" : "<key>LSApplicationQueriesSchemes</key><array>\(queriesSchemes.map { "<string>\($0)</string>" }.joined())</array>"
-        return """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-        <plist version="1.0"><dict>
-        <key>CFBundleIdentifier</key><string>\(id)</string>
-        <key>CFBundleExecutable</key><string>\(executable)</string>
-        <key>CFBundleURLTypes</key><array><dict><key>CFBundleURLName</key><string>\(id)</string>
-        <key>CFBundleURLSchemes</key><array>\(schemeItems)</array></dict></array>
-        \(queries)
-        </dict></plist>
-        """
+        rawPlist ?? BundleFiles.infoPlist(id: id, executable: executable, schemes: schemes, queriesSchemes: queriesSchemes)
     }
 }
 
-/// The result of running a tool to completion.
-struct ToolRun {
-    var status: Int32
-    var stdout: String
-    var stderr: String
+/// The integration tests' reading of a tool's output (ToolRun, ChildProcess.run: LaunchServicesTesting).
+extension ToolRun {
     var json: [String: Any]? {
         try? JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any]
     }
@@ -81,7 +66,7 @@ final class DaemonHarness: @unchecked Sendable {
     let appsFolder: String
     let eventLog: String
     let daemonLog: String
-    private var daemon: ChildProcess?
+    private var daemon: DaemonProcess?
     private var daemonArguments: [String] = []
 
     /// Where `swift build` put the executables: `$LS_BIN_DIR`, else beside the test bundle.
@@ -101,16 +86,11 @@ final class DaemonHarness: @unchecked Sendable {
     /// across file systems. A symbolic link would point out of the bundle, which the daemon
     /// refuses (an app's executable must live inside its bundle).
     static func placeExecutable(_ name: String, at path: String) throws {
-        try? FileManager.default.removeItem(atPath: path)
-        if link(binary(name), path) != 0 {
-            try FileManager.default.copyItem(atPath: binary(name), toPath: path)
-        }
+        try BundleFiles.placeExecutable(binary(name), at: path)
     }
 
     init(apps: [TestApp], config: String? = nil, extraArguments: [String] = []) throws {
-        var template = Array("/tmp/lsit.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
-        root = String(cString: made)
+        root = try TemporaryFolder(prefix: "lsit").path
         socket = root + "/socket"
         appsFolder = root + "/apps"
         eventLog = root + "/events.log"
@@ -121,26 +101,27 @@ final class DaemonHarness: @unchecked Sendable {
         }
         try fm.createDirectory(atPath: appsFolder, withIntermediateDirectories: true)
         for app in apps { try install(app) }
-        var arguments = ["--socket", socket, "--apps", appsFolder, "--state", root + "/state", "--log-level", "debug"]
+        var arguments = ["--apps", appsFolder, "--state", root + "/state", "--log-level", "debug"]
         if let config {
             try config.write(toFile: root + "/config.json", atomically: true, encoding: .utf8)
             arguments += ["--config", root + "/config.json"]
         }
         arguments += extraArguments
         daemonArguments = arguments
-        let environment = daemonEnvironment
-        daemon = try ChildProcess(Self.binary("launchservicesd"), arguments, environment: environment, stdout: daemonLog, stderr: daemonLog)
-        try waitUntilServing()
+        daemon = try startDaemon()
+    }
+
+    private func startDaemon() throws -> DaemonProcess {
+        try DaemonProcess(executable: Self.binary("launchservicesd"), socket: socket, arguments: daemonArguments,
+                          environment: daemonEnvironment, log: daemonLog)
     }
 
     /// Writes one bundle into the apps folder (or into `folder`, another apps folder).
     func install(_ app: TestApp, in folder: String? = nil) throws {
         let bundle = (folder ?? appsFolder) + "/" + app.folder + ".app"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        try app.plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
-        if FileManager.default.fileExists(atPath: Self.binary(app.executable)) {
-            try Self.placeExecutable(app.executable, at: bundle + "/" + app.executable)
-        }
+        let executable = Self.binary(app.executable)
+        try BundleFiles.write(bundle: bundle, infoPlist: app.plist,
+                              executable: FileManager.default.fileExists(atPath: executable) ? executable : nil)
         let behavior = app.behavior + ["--log=\(eventLog)"]
         try behavior.joined(separator: "\n").appending("\n").write(toFile: bundle + "/test-behavior", atomically: true, encoding: .utf8)
     }
@@ -151,10 +132,9 @@ final class DaemonHarness: @unchecked Sendable {
     func restart(signal: Int32, whileStopped: () throws -> Void = {}) throws {
         guard let old = daemon else { throw HarnessError("no daemon to restart") }
         kill(old.pid, signal)
-        guard old.wait(timeout: 10) != nil else { throw HarnessError("launchservicesd did not die on signal \(signal)") }
+        guard old.process.wait(timeout: 10) != nil else { throw HarnessError("launchservicesd did not die on signal \(signal)") }
         try whileStopped()
-        daemon = try ChildProcess(Self.binary("launchservicesd"), daemonArguments, environment: daemonEnvironment, stdout: daemonLog, stderr: daemonLog)
-        try waitUntilServing()
+        daemon = try startDaemon()
     }
 
     /// The daemon's environment, which the apps it launches inherit: private config and
@@ -169,21 +149,6 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// `XDG_DATA_HOME` of the daemon and its apps: app `ID` keeps its files in `dataHome/ID`.
     var dataHome: String { root + "/data" }
-
-    private func waitUntilServing() throws {
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            if let client = try? LaunchServicesClient(socketPath: socket, program: "harness") {
-                defer { client.close() }
-                if (try? client.query(.status, timeout: .seconds(2))) != nil { return }
-            }
-            guard daemon?.isRunning == true else {
-                throw HarnessError("launchservicesd exited during start: \(daemonOutput)")
-            }
-            usleep(20_000)
-        }
-        throw HarnessError("launchservicesd did not serve \(socket) within 15 s: \(daemonOutput)")
-    }
 
     var daemonPID: Int32 { daemon?.pid ?? 0 }
     var daemonOutput: String { (try? String(contentsOfFile: daemonLog, encoding: .utf8)) ?? "" }
@@ -245,8 +210,7 @@ final class DaemonHarness: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["LAUNCHSERVICES_SOCKET"] = socket
         environment["LAUNCHSERVICES_APP_FD"] = nil
-        return try ChildProcess(bundle + "/lstestapp", ["--log=\(eventLog)"], environment: environment,
-                                stdout: root + "/byhand.log", stderr: root + "/byhand.log")
+        return try ChildProcess(bundle + "/lstestapp", ["--log=\(eventLog)"], environment: environment, stdout: root + "/byhand.log")
     }
 
     var byHandOutput: String { (try? String(contentsOfFile: root + "/byhand.log", encoding: .utf8)) ?? "" }
