@@ -74,4 +74,8 @@ public final class Application {
     /// While `open(_:url:sourceApplication:annotation:)` runs: the daemon's warning that the
     /// URL's callbacks do not return to its sender (only under the `flag` callback policy).
     public internal(set) var currentDeliveryWarning: String?
+
+    /// While `open(_:url:sourceApplication:annotation:)` runs: the URL was opened in the
+    /// background (the caller asked the daemon not to bring the app to the front).
+    public internal(set) var openedInBackground = false
 }

@@ -62,6 +62,8 @@ public struct LaunchOptions: Sendable, Equatable {
     public var sourceApplication: String
     /// `UIApplicationLaunchOptionsAnnotationKey`.
     public var annotation: PropertyListValue?
+    /// Launched for a background open: the app will not become active for this URL.
+    public var inBackground = false
 
     public init(urlString: String, sourceApplication: String, annotation: PropertyListValue?) {
         self.urlString = urlString

@@ -14,7 +14,8 @@ extension Application {
         switch envelope.message {
         case .launchMethod(let phase, let delivery):
             guard let delegate else { return nil }
-            let options = LaunchOptions(urlString: delivery.url, sourceApplication: delivery.sourceApplication, annotation: delivery.annotation)
+            var options = LaunchOptions(urlString: delivery.url, sourceApplication: delivery.sourceApplication, annotation: delivery.annotation)
+            options.inBackground = delivery.background
             let accepted = phase == .willFinishLaunching
                 ? delegate.willFinishLaunching(self, options: options)
                 : delegate.didFinishLaunching(self, options: options)
@@ -24,10 +25,14 @@ extension Application {
             deliveryTrace = DeliveryTrace()
             var accepted = false
             currentDeliveryWarning = delivery.warning
+            // Opened in the background (`lsopen --background`): the app is not frontmost.
+            openedInBackground = delivery.background
+            if delivery.background, state != .active { state = .background }
             if let url = try? ParsedURL(delivery.url) {
                 accepted = delegate.open(self, url: url, sourceApplication: delivery.sourceApplication, annotation: delivery.annotation)
             }
             currentDeliveryWarning = nil
+            openedInBackground = false
             let method: DeliveryMethod = !deliveryTrace.modernIsDefault ? .open : (!deliveryTrace.legacyIsDefault ? .handleOpen : .none)
             return .phaseResult(accepted: accepted, method: method)
         case .notify(let notification):

@@ -30,21 +30,37 @@ public enum ExitCodes {
 
 /// The one JSON object `lsopen --json` prints for an open.
 public enum OutcomeJSON {
-    public static func render(_ outcome: OpenOutcome, url: String) -> String {
+    /// `waitNanoseconds`: the wait as the caller saw it; `fellBackFrom`: the URL no app
+    /// handled, when this is the `--fallback` open.
+    public static func render(_ outcome: OpenOutcome, url: String, waitNanoseconds: UInt64? = nil, fellBackFrom: String? = nil) -> String {
         var fields = ["\"opened\":\(outcome.opened)", "\"url\":\(JSONText.quote(url))"]
+        if let from = fellBackFrom { fields.append("\"fallbackFrom\":\(JSONText.quote(from))") }
         if let app = outcome.app { fields.append("\"app\":\(JSONText.quote(app))") }
         fields.append("\"launched\":\(outcome.launched)")
+        if let state = outcome.launchState { fields.append("\"launchState\":\(JSONText.quote(state.rawValue))") }
         if let method = outcome.method { fields.append("\"method\":\(JSONText.quote(method.rawValue))") }
         if !outcome.timings.isEmpty {
             let phases = outcome.timings.map { "\(JSONText.quote($0.phase.rawValue)):\(milliseconds($0.nanoseconds))" }
             fields.append("\"phasesMs\":{" + phases.joined(separator: ",") + "}")
         }
+        if let total = outcome.totalNanoseconds { fields.append("\"totalMs\":\(milliseconds(total))") }
+        if let wait = waitNanoseconds { fields.append("\"waitMs\":\(milliseconds(wait))") }
         if let error = outcome.error {
             var e = ["\"code\":\(JSONText.quote(error.code.rawValue))", "\"message\":\(JSONText.quote(error.message))"]
             if let phase = error.phase { e.append("\"phase\":\(JSONText.quote(phase.rawValue))") }
             fields.append("\"error\":{" + e.joined(separator: ",") + "}")
         }
         return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// The text report's parenthesis: how the app was found, each phase, the daemon's total
+    /// and the caller's wait, e.g. `warm, method open; openURL 0.412 ms; total 0.518 ms, wait 1.203 ms`.
+    public static func summary(_ outcome: OpenOutcome, waitNanoseconds: UInt64) -> String {
+        var parts = [(outcome.launchState?.rawValue ?? (outcome.launched ? "cold" : "warm")) + (outcome.method.map { ", method \($0.rawValue)" } ?? "")]
+        let phases = outcome.timings.map { "\($0.phase.rawValue) \(milliseconds($0.nanoseconds)) ms" }
+        if !phases.isEmpty { parts.append(phases.joined(separator: ", ")) }
+        parts.append((outcome.totalNanoseconds.map { "total \(milliseconds($0)) ms, " } ?? "") + "wait \(milliseconds(waitNanoseconds)) ms")
+        return parts.joined(separator: "; ")
     }
 
     /// Milliseconds with microsecond precision, as text.

@@ -25,8 +25,8 @@ public final class LaunchServicesClient {
     }
 
     /// Opens a URL and waits for the outcome, bounded by `timeout`.
-    public func open(_ url: String, annotation: PropertyListValue? = nil, timeout: Duration = .seconds(60)) throws(ClientError) -> OpenOutcome {
-        let reply = try request(.open(url: url, annotation: annotation), waitingFor: "open \(url)", timeout: timeout)
+    public func open(_ url: String, annotation: PropertyListValue? = nil, options: OpenOptions = OpenOptions(), timeout: Duration = .seconds(60)) throws(ClientError) -> OpenOutcome {
+        let reply = try request(.open(url: url, annotation: annotation, options: options), waitingFor: "open \(url)", timeout: timeout)
         switch reply {
         case .openResult(let outcome): return outcome
         case .failure(let error): return .failure(error)

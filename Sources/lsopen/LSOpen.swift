@@ -32,6 +32,18 @@ struct LSOpen: ParsableCommand {
     @Option(help: "An annotation (a property-list string) passed to the app unchanged.")
     var annotation: String?
 
+    @Option(name: .customLong("app"), help: ArgumentHelp("Open in this app (it must declare the scheme), like open -b.", valueName: "bundle-id"))
+    var appID: String?
+
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp("Ask which app, on a terminal (--ask: even when the scheme has one handler or a default; --no-ask: never).", discussion: "Without either, lsopen asks only when the scheme is claimed by several apps, no default is set, and it runs on a terminal."))
+    var ask: Bool?
+
+    @Flag(help: "Deliver the URL without bringing the app to the front; the frontmost app stays.")
+    var background = false
+
+    @Option(help: ArgumentHelp("When no app handles the URL's scheme, open this URL instead (a store page, say).", valueName: "url"))
+    var fallback: String?
+
     @Option(help: "Seconds to wait for the daemon's answer (with --wait: for the callback too).")
     var timeout: Double = 60
 
@@ -41,6 +53,8 @@ struct LSOpen: ParsableCommand {
     func validate() throws {
         guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds, not \(timeout)") }
         guard !(wait && canOpen) else { throw ValidationError("--wait and --can-open cannot be combined") }
+        guard !(appID != nil && ask == true) else { throw ValidationError("--app and --ask cannot be combined: --app already chooses the app") }
+        guard !(canOpen && (appID != nil || background || fallback != nil)) else { throw ValidationError("--can-open only asks; --app, --background and --fallback apply to opening") }
     }
 
     func run() throws {
@@ -72,21 +86,50 @@ struct LSOpen: ParsableCommand {
             let status = waiter.run(fail: fail)
             throw ExitCode(status)
         }
+        var chosen = appID
+        if chosen == nil, ask != false, HandlerChooser.hasTerminal {
+            do {
+                if case .app(let app) = try HandlerChooser(client: client, url: url, timeout: limit).decide(forced: ask == true) { chosen = app }
+            } catch let error as ClientError {
+                fail(error.code, error.description)
+            }
+        }
+        var report = open(url, in: chosen, client: client, timeout: limit)
+        if let fallback, report.outcome.error?.code == .noHandler, chosen == nil {
+            // The seed's cross-promotion: no app for this scheme, so open the other link.
+            report = open(fallback, in: nil, client: client, timeout: limit)
+            report.fellBackFrom = url
+        }
+        show(report)
+        throw ExitCode(ExitCodes.code(for: report.outcome.error?.code))
+    }
+
+    /// One open, timed as lsopen saw it.
+    func open(_ target: String, in app: String?, client: LaunchServicesClient, timeout: Duration) -> OpenReport {
+        let started = ContinuousClock.now
         let outcome: OpenOutcome
         do {
-            outcome = try client.open(url, annotation: annotation.map { .string($0) }, timeout: limit)
+            outcome = try client.open(target, annotation: annotation.map { .string($0) }, options: OpenOptions(app: app, background: background), timeout: timeout)
         } catch {
             fail(error.code, error.description)
         }
+        let waited = ContinuousClock.now - started
+        return OpenReport(url: target, outcome: outcome, waitNanoseconds: UInt64(max(0, waited.components.seconds)) * 1_000_000_000 + UInt64(max(0, waited.components.attoseconds)) / 1_000_000_000)
+    }
+
+    func show(_ report: OpenReport) {
         if json {
-            print(OutcomeJSON.render(outcome, url: url))
-        } else if let error = outcome.error {
+            Swift.print(OutcomeJSON.render(report.outcome, url: report.url, waitNanoseconds: report.waitNanoseconds, fellBackFrom: report.fellBackFrom))
+            return
+        }
+        if let from = report.fellBackFrom {
+            StandardStreams.error("lsopen: no app handles \(from); opening the fallback \(report.url)\n")
+        }
+        if let error = report.outcome.error {
             StandardStreams.error("lsopen: \(error.message)\n")
         } else {
-            let phases = outcome.timings.map { "\($0.phase.rawValue) \(OutcomeJSON.milliseconds($0.nanoseconds)) ms" }.joined(separator: ", ")
-            print("opened \(url) in \(outcome.app ?? "?") (\(outcome.launched ? "launched" : "already running"); \(phases))")
+            Swift.print("opened \(report.url) in \(report.outcome.app ?? "?") (\(OutcomeJSON.summary(report.outcome, waitNanoseconds: report.waitNanoseconds)))")
         }
-        throw ExitCode(ExitCodes.code(for: outcome.error?.code))
     }
 
     /// Reports a failure before any outcome existed, then exits with its code.
@@ -98,4 +141,13 @@ struct LSOpen: ParsableCommand {
         }
         LSOpen.exit(withError: ExitCode(ExitCodes.code(for: code)))
     }
+}
+
+/// An open as lsopen reports it: the outcome, the wait the caller saw, and whether it was
+/// the fallback of another URL.
+struct OpenReport {
+    var url: String
+    var outcome: OpenOutcome
+    var waitNanoseconds: UInt64
+    var fellBackFrom: String?
 }

@@ -119,9 +119,9 @@ class TestDelegate {
         behavior.record("\(phase) url=\(options.urlString) source=\(options.sourceApplication) annotation=\(options.annotation?.description ?? "nil")")
         return behavior.act(what, phase: phase)
     }
-    func deliver(_ method: String, _ url: ParsedURL, _ source: String?, warning: String? = nil) -> Bool {
+    func deliver(_ method: String, _ url: ParsedURL, _ source: String?, warning: String? = nil, background: Bool = false) -> Bool {
         if behavior.openDelay > 0 { usleep(behavior.openDelay * 1000) }
-        behavior.record("\(method) url=\(url) source=\(source ?? "nil") host=\(url.host ?? "nil") query=\(url.query ?? "nil") fragment=\(url.fragment ?? "nil")" + (warning.map { " warning=\($0)" } ?? ""))
+        behavior.record("\(method) url=\(url) source=\(source ?? "nil") host=\(url.host ?? "nil") query=\(url.query ?? "nil") fragment=\(url.fragment ?? "nil")" + (warning.map { " warning=\($0)" } ?? "") + (background ? " background" : ""))
         return behavior.act(behavior.open, phase: method)
     }
     func notified(_ name: String, _ application: Application) {
@@ -173,7 +173,7 @@ extension ApplicationDelegate where Self: TestDelegate {
 
 final class ModernDelegate: TestDelegate, ApplicationDelegate {
     func open(_ application: Application, url: ParsedURL, sourceApplication: String?, annotation: PropertyListValue?) -> Bool {
-        deliver("open", url, sourceApplication, warning: application.currentDeliveryWarning)
+        deliver("open", url, sourceApplication, warning: application.currentDeliveryWarning, background: application.openedInBackground)
     }
 }
 
