@@ -7,15 +7,13 @@ import NIOPosix
 
 /// A running app process the daemon started: its pid, a pidfd (signals and exit without
 /// pid-reuse races) and the daemon's end of the socketpair whose other end is the app's fd 3.
-public final class AppProcess: LaunchedProcess, @unchecked Sendable {
+public final class AppProcess: LaunchedProcess, Sendable {
     public let bundleID: String
     public let pid: Int32
     let pidfd: Int32
     /// The daemon's end of the socketpair, until NIO adopts it (-1 for an app started by
     /// hand, which connected to the socket instead).
     let channelFD: Int32
-    /// Set once, by `watchExit`, before the source can fire; then read only by its handler.
-    private var exitSource: DispatchSourceRead?
     /// Where exit notifications are read; one queue for every app.
     private static let exits = DispatchQueue(label: "launchservicesd.exits")
 
@@ -31,17 +29,17 @@ public final class AppProcess: LaunchedProcess, @unchecked Sendable {
         let queue = Self.exits
         let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
         let pidfd = self.pidfd
-        // The handler holds `self` (and so the source) until the source is cancelled on exit.
-        source.setEventHandler { [self] in
+        // The handler holds the source until it cancels it on exit (the source then drops
+        // its handlers), so nothing else need keep it.
+        source.setEventHandler { [source] in
             var code: Int32 = 0
             var signaled: Int32 = 0
             let rc = ls_pidfd_reap(pidfd, &code, &signaled)
             guard rc != 0 else { return }
-            exitSource?.cancel()
+            source.cancel()
             onExit(rc < 0 ? .exited(-1) : (signaled != 0 ? .signaled(code) : .exited(code)))
         }
         source.setCancelHandler { close(pidfd) }
-        exitSource = source
         source.resume()
     }
 

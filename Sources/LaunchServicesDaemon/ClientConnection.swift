@@ -3,8 +3,9 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// One peer of the daemon, on the loop: a tool on the socket, or an app on the socketpair
-/// the daemon handed it. Used only on the daemon's loop (hence `@unchecked Sendable`).
-final class ClientConnection: @unchecked Sendable {
+/// the daemon handed it. Used only on the daemon's loop, so not `Sendable`: a closure that
+/// leaves the loop carries it in `NIOLoopBound`.
+final class ClientConnection {
     enum Kind: Equatable {
         /// Connected to the listening socket.
         case socket

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Watches the apps folders and the bundle folders in them with inotify, and calls
 /// `onChange` (on `queue`) when anything is created, removed, renamed or rewritten, so the
@@ -11,13 +12,17 @@ import Foundation
 /// folder that appears later, or is recreated, is watched and rescanned.
 ///
 /// All the watch bookkeeping runs on `queue`, never on the caller's thread (the daemon calls
-/// `watch` from its event loop).
-final class FolderWatcher: @unchecked Sendable {
+/// `watch` from its event loop). It lives in a lock box all the same, so the compiler can
+/// check the type is `Sendable`; only `queue` takes the lock, so it is never contended
+/// (and the daemon's open path never touches it).
+final class FolderWatcher: Sendable {
     private let fd: Int32
     private let queue: DispatchQueue
-    private let source: DispatchSourceRead
-    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+    /// Dispatch sources may be cancelled from any thread, but the Linux Dispatch module does
+    /// not mark them `Sendable`: the one property the compiler takes on trust.
+    nonisolated(unsafe) private let source: DispatchSourceRead
     private let onChange: @Sendable () -> Void
+    private let state = NIOLockedValueBox(State())
 
     /// What a watch descriptor is for. An apps folder or a bundle folder: every event
     /// matters. An ancestor of a missing apps folder: only events naming `next` do.
@@ -26,11 +31,15 @@ final class FolderWatcher: @unchecked Sendable {
         case ancestor(next: Set<String>)
     }
 
-    /// The apps folders asked for; `nil` until the first `watch`.
-    private var roots: [String]?
-    private var roles: [Int32: Role] = [:]
-    /// The watch descriptor of each apps folder, or -1 while it is missing.
-    private var rootWatches: [String: Int32] = [:]
+    private struct State {
+        /// Where events are read into.
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        /// The apps folders asked for; `nil` until the first `watch`.
+        var roots: [String]?
+        var roles: [Int32: Role] = [:]
+        /// The watch descriptor of each apps folder, or -1 while it is missing.
+        var rootWatches: [String: Int32] = [:]
+    }
 
     private static let folderMask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
     private static let ancestorMask = UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
@@ -42,12 +51,8 @@ final class FolderWatcher: @unchecked Sendable {
         self.onChange = onChange
         source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         let fd = self.fd
-        let buffer = self.buffer
         source.setEventHandler { [weak self] in self?.readEvents() }
-        source.setCancelHandler {
-            close(fd)
-            buffer.deallocate()
-        }
+        source.setCancelHandler { close(fd) }
         source.resume()
     }
 
@@ -55,9 +60,12 @@ final class FolderWatcher: @unchecked Sendable {
     /// Calling it again (after each rescan) picks up new bundle folders; it is idempotent.
     func watch(_ folders: [String]) {
         queue.async { [self] in
-            let first = roots == nil
-            roots = folders.map(Self.withoutTrailingSlash)
-            if rearm() && !first { onChange() }
+            let changed = state.withLockedValue { state in
+                let first = state.roots == nil
+                state.roots = folders.map(Self.withoutTrailingSlash)
+                return rearm(&state) && !first
+            }
+            if changed { onChange() }
         }
     }
 
@@ -66,53 +74,59 @@ final class FolderWatcher: @unchecked Sendable {
     /// Drains every pending event, re-arms when the folders' shape changed, and reports a
     /// change when any event concerned an apps folder or a bundle in it.
     private func readEvents() {
-        var changed = false
-        var reshaped = false
-        while true {
-            let count = read(fd, buffer.baseAddress, buffer.count)
-            guard count > 0 else { break }
-            var offset = 0
-            while offset + 16 <= count {
-                let wd = buffer.loadUnaligned(fromByteOffset: offset, as: Int32.self)
-                let mask = buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
-                let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
-                let nameBytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + 16)..<min(offset + 16 + length, count)])
-                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
-                offset += 16 + length
-                let structural = UInt32(IN_ISDIR | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW)
-                switch roles[wd] {
-                case .folder:
-                    changed = true
-                    if mask & structural != 0 { reshaped = true }
-                case .ancestor(let next):
-                    if next.contains(name) || mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { reshaped = true }
-                case nil:
-                    // The queue overflowed (wd -1), or a descriptor already replaced.
-                    if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                        changed = true
-                        reshaped = true
+        let changed = state.withLockedValue { state in
+            var changed = false
+            var reshaped = false
+            let roles = state.roles
+            state.buffer.withUnsafeMutableBytes { buffer in
+                while true {
+                    let count = read(fd, buffer.baseAddress, buffer.count)
+                    guard count > 0 else { break }
+                    var offset = 0
+                    while offset + 16 <= count {
+                        let wd = buffer.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+                        let mask = buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+                        let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                        let nameBytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + 16)..<min(offset + 16 + length, count)])
+                        let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
+                        offset += 16 + length
+                        let structural = UInt32(IN_ISDIR | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW)
+                        switch roles[wd] {
+                        case .folder:
+                            changed = true
+                            if mask & structural != 0 { reshaped = true }
+                        case .ancestor(let next):
+                            if next.contains(name) || mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { reshaped = true }
+                        case nil:
+                            // The queue overflowed (wd -1), or a descriptor already replaced.
+                            if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                                changed = true
+                                reshaped = true
+                            }
+                        }
                     }
                 }
             }
+            if reshaped && rearm(&state) { changed = true }
+            return changed
         }
-        if reshaped && rearm() { changed = true }
         if changed { onChange() }
     }
 
     /// Puts the watches where the apps folders are now. Returns whether an apps folder
     /// appeared, disappeared or was replaced since the last time.
-    private func rearm() -> Bool {
-        guard let roots else { return false }
-        var before = rootWatches
+    private func rearm(_ state: inout State) -> Bool {
+        guard let roots = state.roots else { return false }
+        var before = state.rootWatches
         var moved = false
         // A folder may appear between looking for it and watching its parent: look again.
         for _ in 0..<8 {
             let (roles, watches) = arm(roots)
-            let stale = Set(self.roles.keys).subtracting(roles.keys)
+            let stale = Set(state.roles.keys).subtracting(roles.keys)
             for wd in stale { inotify_rm_watch(fd, wd) }
-            self.roles = roles
+            state.roles = roles
             if watches != before { moved = true }
-            rootWatches = watches
+            state.rootWatches = watches
             before = watches
             let missing = roots.filter { watches[$0] == -1 }
             guard missing.contains(where: Self.isDirectory) else { break }

@@ -44,7 +44,7 @@ extension LaunchServicesDaemon: ConnectionEvents {
             connection = ClientConnection(channel: channel, kind: .socket, identity: identity)
             connection.peerPID = peer.pid
             connection.descendsFromApp = origin != .user
-            connection.helloDeadline = loop.scheduleTask(in: .nanoseconds(Int64(limits.firstMessageTimeout.nanoseconds))) { [self] in
+            connection.helloDeadline = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(limits.firstMessageTimeout.nanoseconds))) { [self] in
                 guard !connection.greeted, !connection.closing else { return }
                 limitReached(.firstMessage, "pid \(peer.pid) said nothing for \(limits.firstMessageTimeout)")
                 connection.closing = true

@@ -172,9 +172,13 @@ extension LaunchServicesDaemon {
         traffic.held.insert(operation.board)
         lane.busy = true
         let hasher = traffic.hasher
+        let finish = NIOLoopBound((self, lane), eventLoop: loop)
         traffic.worker.async {
             let proof = work.perform(with: hasher)
-            self.loop.execute { self.finish(operation, on: lane, proof: proof) }
+            finish.eventLoop.execute {
+                let (daemon, lane) = finish.value
+                daemon.finish(operation, on: lane, proof: proof)
+            }
         }
     }
 
@@ -207,14 +211,14 @@ extension LaunchServicesDaemon {
             answer = .failure(OpenError(.notPermitted, error.message + "; answered after a 1 s delay, as every wrong password is"))
         }
         let reply = Envelope(id: operation.id, answer)
-        let done = { @Sendable [self] in
+        let done = { [self] in
             send(reply, to: connection)
             lane.busy = false
             handOver(operation.board)
             advance(lane)
             flushPending()
         }
-        if delay == .zero { done() } else { loop.scheduleTask(in: delay, done) }
+        if delay == .zero { done() } else { loop.assumeIsolated().scheduleTask(in: delay, done) }
     }
 
     /// Frees a pasteboard and lets the lanes waiting for it go, in order, until one holds it.

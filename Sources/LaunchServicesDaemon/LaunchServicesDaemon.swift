@@ -14,6 +14,7 @@ import NIOCore
 /// Everything runs on one event loop: every channel, timer and exit notification is
 /// brought onto `loop`, so state needs no locks. The compiler cannot see that confinement,
 /// hence `@unchecked Sendable`; each entry point asserts it is on the loop.
+// Cannot be checked: `DaemonService` holds it in a Sendable `Service` and calls its public async API off the loop (which hops on), so it must be Sendable while its state is loop-confined.
 public final class LaunchServicesDaemon: @unchecked Sendable {
     /// The `sourceApplication` of opens from `lsopen`, `lsctl` and any other non-app peer.
     public static let shellIdentity = SourceIdentity.user

@@ -17,7 +17,9 @@ import NIOCore
 /// - Checks and hashes run on **one thread**, at most `maximumPasswordChecksWaiting` queued.
 /// - A request that needs no password work, from a connection with nothing waiting, for a
 ///   pasteboard not held, is applied at once on the loop, as before: no thread hop.
-final class PasteboardTraffic: @unchecked Sendable {
+///
+/// Not `Sendable`: what crosses to `worker` or `saver` and back travels in `NIOLoopBound`.
+final class PasteboardTraffic {
     /// One pasteboard request, as received.
     struct Operation {
         let id: UInt32
@@ -27,7 +29,7 @@ final class PasteboardTraffic: @unchecked Sendable {
     }
 
     /// One connection's requests not answered yet.
-    final class Lane: @unchecked Sendable {
+    final class Lane {
         let connection: ClientConnection
         var queued: [Operation] = []
         /// The first request is under way: its password work, or the delay after a wrong
