@@ -12,8 +12,10 @@ final class RegistryService {
     /// What `read` found, to be applied on the loop.
     struct Loaded: Sendable {
         var store: RegistryStore?
-        var manual: [AppBundle]
-        var fromFolders: [AppBundle]
+        var manual: [RegistryStore.Registration]
+        /// Folder bundles keep the time saved for them; those new to the database share the
+        /// time of this scan.
+        var fromFolders: [RegistryStore.Registration]
         var defaults: [URLScheme: String]
         var refused: [BundleError]
     }
@@ -32,6 +34,8 @@ final class RegistryService {
     private var watcher: FolderWatcher?
     private var pendingRescan: Scheduled<Void>?
     private var stopped = false
+    /// The last registration time handed out (`issueTime`), so times only grow.
+    private var lastIssued: Int64 = 0
 
     init(loop: EventLoop, logger: Logger, folders: [String], watchFolders: Bool) {
         self.loop = loop
@@ -55,21 +59,25 @@ final class RegistryService {
             for index in stored.indices {
                 guard let canonical = BundlePath.resolve(stored[index].app.path), canonical != stored[index].app.path else { continue }
                 stored[index].app.path = canonical
-                try opened.save(stored[index].app, source: stored[index].source)
+                try opened.save(stored[index].app, source: stored[index].source, registeredAt: stored[index].registeredAt)
             }
             store = opened
         }
-        let manual = stored.filter { $0.source == .manual }.map(\.app)
-        let manualPaths = Dictionary(manual.map { ($0.id, $0.path) }, uniquingKeysWith: { a, _ in a })
+        let manual = stored.filter { $0.source == .manual }.map { (app: $0.app, registeredAt: $0.registeredAt) }
+        let manualPaths = Dictionary(manual.map { ($0.app.id, $0.app.path) }, uniquingKeysWith: { a, _ in a })
+        let folderTimes = Dictionary(stored.filter { $0.source == .folder }.map { ($0.app.id, $0.registeredAt) }, uniquingKeysWith: { a, _ in a })
+        // Bundles that arrived while the daemon was not running: registered now, after every
+        // stored registration even if the clock went back.
+        let scanTime = max(RegistryStore.millisecondsNow(), (stored.map(\.registeredAt).max() ?? 0) + 1)
         let scan = BundleLoader.scan(folders: folders)
         var refused = scan.errors
-        var fromFolders: [AppBundle] = []
+        var fromFolders: [RegistryStore.Registration] = []
         for bundle in scan.bundles {
             if let path = manualPaths[bundle.id] {
                 if path != bundle.path { refused.append(Self.alreadyRegistered(bundle, from: path)) }
                 continue
             }
-            fromFolders.append(bundle)
+            fromFolders.append((bundle, folderTimes[bundle.id] ?? scanTime))
         }
         try store?.replaceFolderApps(fromFolders)
         return Loaded(store: store, manual: manual, fromFolders: fromFolders, defaults: defaults, refused: refused)
@@ -83,9 +91,14 @@ final class RegistryService {
     func apply(_ loaded: Loaded) {
         loop.assertInEventLoop()
         store = loaded.store
-        for app in loaded.manual { register(app, source: .manual) }
-        for app in loaded.fromFolders { register(app, source: .folder) }
+        for (app, time) in loaded.manual { register(app, source: .manual, at: time, warn: false) }
+        for (app, time) in loaded.fromFolders { register(app, source: .folder, at: time, warn: false) }
         for (scheme, id) in loaded.defaults { registry.setDefault(id, for: scheme) }
+        lastIssued = max(lastIssued, registry.registeredAt.values.max() ?? 0)
+        // Every scheme claimed by several apps with no default chosen: each contender is named.
+        for scheme in registry.claimants.keys.sorted() where registry.defaults[scheme] == nil {
+            for claim in registry.claims(on: scheme).dropFirst() { warnContender(claim.app, scheme) }
+        }
         refused = loaded.refused
         for error in refused {
             logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(error.path)"])
@@ -96,9 +109,37 @@ final class RegistryService {
 
     // MARK: Changes (in memory; the caller saved them first, see `persist`)
 
-    func register(_ app: AppBundle, source: RegistryStore.Source) {
-        registry.register(app)
+    /// A new registration time: the wall clock in milliseconds since the Unix epoch, and
+    /// always later than the last one handed out (two registrations never share a time,
+    /// unless they come from one scan, and a clock set back does not reorder them).
+    func issueTime() -> Int64 {
+        lastIssued = max(RegistryStore.millisecondsNow(), lastIssued + 1)
+        return lastIssued
+    }
+
+    /// When an app still registered was registered.
+    func registeredAt(_ id: String) -> Int64? { registry.registeredAt[id] }
+
+    /// Registers `app` at `time` (an app still registered keeps its own time, see
+    /// `Registry.register`). A scheme the app claims anew that stays with another app is
+    /// logged (`warn`), so a newcomer's claim is never silently lost nor silently won.
+    func register(_ app: AppBundle, source: RegistryStore.Source, at time: Int64, warn: Bool = true) {
+        let before = Set(registry.apps[app.id]?.schemes ?? [])
+        registry.register(app, at: time)
         sources[app.id] = source
+        guard warn else { return }
+        for scheme in app.schemes where !before.contains(scheme) && registry.handler(for: scheme)?.id != app.id {
+            warnContender(app.id, scheme)
+        }
+    }
+
+    /// Logs that `id` claims `scheme` but another app keeps opening it.
+    private func warnContender(_ id: String, _ scheme: URLScheme) {
+        guard let holder = registry.resolve(scheme), holder.app.id != id else { return }
+        let since = registry.registeredAt[holder.app.id].map(ClaimTime.iso8601) ?? "?"
+        let why = holder.reason == .userDefault ? " (the user's default)" : ""
+        logger.warning("\(id) claims '\(scheme)', held by \(holder.app.id)\(why) since \(since); \(holder.app.id) keeps opening it; lsctl default \(scheme) \(id) to change",
+                       metadata: ["bundle_id": "\(id)", "url_scheme": "\(scheme)"])
     }
 
     /// Withdraws an app; returns where its registration came from.
@@ -173,7 +214,9 @@ final class RegistryService {
             unregister(id)
             summary.removed.append(id)
         }
-        var folderApps: [AppBundle] = []
+        var folderApps: [RegistryStore.Registration] = []
+        // Bundles new to the registry in this scan share one time.
+        var scanTime: Int64?
         for bundle in scan.bundles {
             if sources[bundle.id] == .manual {
                 if let path = registry.apps[bundle.id]?.path, path != bundle.path {
@@ -187,9 +230,10 @@ final class RegistryService {
                 } else {
                     summary.changed.append(bundle.id)
                 }
-                register(bundle, source: .folder)
+                if scanTime == nil { scanTime = issueTime() }
+                register(bundle, source: .folder, at: scanTime!)
             }
-            folderApps.append(bundle)
+            folderApps.append((bundle, registry.registeredAt[bundle.id] ?? scanTime ?? issueTime()))
         }
         let saved = folderApps
         persist({ try $0.replaceFolderApps(saved) }) { [logger] error in
