@@ -117,6 +117,19 @@ struct SchemeClaimTests {
         #expect(h.daemonOutput.contains("zz.first claims 's', held by aa.second since"))
     }
 
+    @Test("an app started by hand that claims a held scheme checks in as a contender, with a warning")
+    func checkInDoesNotHijack() throws {
+        let h = try DaemonHarness(apps: [.test("holder", schemes: ["holder", "s"])])
+        defer { h.stop() }
+        let bundle = try looseBundle(h, id: "aaa.handy", schemes: ["handy", "s"])
+        let app = try h.startByHand(bundle: bundle)
+        defer { app.stop() }
+        try h.eventually("the app checks in") { try h.state(of: "aaa.handy") == "background" }
+        #expect(try openedIn(h, "s:x") == "test.holder")
+        #expect(try conflicts(h).first?.claims.map(\.app) == ["test.holder", "aaa.handy"])
+        #expect(h.daemonOutput.contains("aaa.handy claims 's', held by test.holder since"), "\(h.daemonOutput)")
+    }
+
     @Test("a registry written by the previous schema keeps every registration and default, and the same winners")
     func migrationFromV1() throws {
         let h = try DaemonHarness(apps: [.test("alpha", schemes: ["alpha", "shared"]), .test("beta", schemes: ["beta", "shared2"])])
