@@ -123,13 +123,38 @@ final class RegistryService {
     /// Registers `app` at `time` (an app still registered keeps its own time, see
     /// `Registry.register`). A scheme the app claims anew that stays with another app is
     /// logged (`warn`), so a newcomer's claim is never silently lost nor silently won.
-    func register(_ app: AppBundle, source: RegistryStore.Source, at time: Int64, warn: Bool = true) {
+    /// Returns the schemes the app claims anew, each with the app that opened it before,
+    /// for a caller that warns later (`warn` false).
+    @discardableResult
+    func register(_ app: AppBundle, source: RegistryStore.Source, at time: Int64, warn: Bool = true) -> [NewClaim] {
         let before = Set(registry.apps[app.id]?.schemes ?? [])
+        let claimed = app.schemes.filter { !before.contains($0) }.map { NewClaim(scheme: $0, previousHolder: registry.handler(for: $0)?.id) }
         registry.register(app, at: time)
         sources[app.id] = source
-        guard warn else { return }
-        for scheme in app.schemes where !before.contains(scheme) && registry.handler(for: scheme)?.id != app.id {
-            warnContender(app.id, scheme)
+        if warn { warnIfContended(app.id, claimed) }
+        return claimed
+    }
+
+    /// A scheme an app claims anew, and the app that opened it until then.
+    struct NewClaim {
+        var scheme: URLScheme
+        var previousHolder: String?
+    }
+
+    /// Warns for each scheme `id` claims anew but that opens in another app; and, for an app
+    /// registered earlier that now claims a scheme another app held (its bundle changed and
+    /// kept its time), that the scheme moved.
+    private func warnIfContended(_ id: String, _ claims: [NewClaim]) {
+        for claim in claims {
+            let holder = registry.handler(for: claim.scheme)?.id
+            if holder != id {
+                warnContender(id, claim.scheme)
+            } else if let previous = claim.previousHolder, previous != id, registry.apps[previous] != nil,
+                      registry.registeredAt[previous] != registry.registeredAt[id] {
+                let since = registry.registeredAt[id].map(ClaimTime.iso8601) ?? "?"
+                logger.warning("\(id) now claims '\(claim.scheme)', held by \(previous) until now; \(id) was registered earlier (since \(since)) and opens it from now on; lsctl default \(claim.scheme) \(previous) to change",
+                               metadata: ["bundle_id": "\(id)", "url_scheme": "\(claim.scheme)"])
+            }
         }
     }
 
@@ -217,6 +242,8 @@ final class RegistryService {
         var folderApps: [RegistryStore.Registration] = []
         // Bundles new to the registry in this scan share one time.
         var scanTime: Int64?
+        // Warned once the whole scan is registered: two newcomers of one scan tie by id.
+        var claimed: [(String, [NewClaim])] = []
         for bundle in scan.bundles {
             if sources[bundle.id] == .manual {
                 if let path = registry.apps[bundle.id]?.path, path != bundle.path {
@@ -231,10 +258,11 @@ final class RegistryService {
                     summary.changed.append(bundle.id)
                 }
                 if scanTime == nil { scanTime = issueTime() }
-                register(bundle, source: .folder, at: scanTime!)
+                claimed.append((bundle.id, register(bundle, source: .folder, at: scanTime!, warn: false)))
             }
             folderApps.append((bundle, registry.registeredAt[bundle.id] ?? scanTime ?? issueTime()))
         }
+        for (id, claims) in claimed { warnIfContended(id, claims) }
         let saved = folderApps
         persist({ try $0.replaceFolderApps(saved) }) { [logger] error in
             if let error { logger.error("could not save the rescanned registry: \(error)") }

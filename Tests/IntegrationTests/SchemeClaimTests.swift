@@ -130,6 +130,21 @@ struct SchemeClaimTests {
         #expect(h.daemonOutput.contains("aaa.handy claims 's', held by test.holder since"), "\(h.daemonOutput)")
     }
 
+    @Test("an app registered earlier whose bundle now claims a held scheme keeps its time, so it opens it: the daemon warns that it moved")
+    func changedBundleClaimsHeldScheme() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")], config: #"{"watchAppsFolders": false}"#)
+        defer { h.stop() }
+        let later = try looseBundle(h, id: "zz.later", schemes: ["mail"])
+        #expect(try h.lsctl("register", later).status == 0)
+        #expect(try openedIn(h, "mail:x") == "zz.later")
+        try h.install(.test("alpha", schemes: ["alpha", "mail"]))
+        #expect(try h.lsctl("rescan", "--json").decode(RescanSummary.self).changed == ["test.alpha"])
+        #expect(try openedIn(h, "mail:x") == "test.alpha", "registered first, and a changed bundle keeps its time")
+        #expect(h.daemonOutput.contains("test.alpha now claims 'mail', held by zz.later until now"), "\(h.daemonOutput)")
+        #expect(try h.lsctl("default", "mail", "zz.later").status == 0)
+        #expect(try openedIn(h, "mail:x") == "zz.later")
+    }
+
     @Test("a registry written by the previous schema keeps every registration and default, and the same winners")
     func migrationFromV1() throws {
         let h = try DaemonHarness(apps: [.test("alpha", schemes: ["alpha", "shared"]), .test("beta", schemes: ["beta", "shared2"])])
