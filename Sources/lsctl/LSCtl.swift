@@ -156,7 +156,7 @@ struct Schemes: ParsableCommand {
 }
 
 struct Conflicts: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List schemes claimed by several apps, and which one wins.")
+    static let configuration = CommandConfiguration(abstract: "List schemes claimed by several apps: which one wins, why, and every claim with since when (earliest first).")
     @OptionGroup var options: CommonOptions
 
     func run() throws {
