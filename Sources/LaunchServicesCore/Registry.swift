@@ -1,34 +1,53 @@
 /// The registered apps and the scheme index that resolution reads.
 ///
 /// Resolution is a dictionary lookup, never a scan. When several apps claim a scheme the
-/// winner is, in order: the user's default for that scheme, then the claimant with the
-/// lexicographically smallest bundle identifier — a rule that does not depend on the order
-/// in which folders were scanned, so the same set of apps always resolves the same way.
+/// winner is, in order: the user's default for that scheme, then the claimant registered
+/// first (`registeredAt`; apps registered at the same instant, such as those found by one
+/// folder scan, tie-break by the lexicographically smallest bundle identifier). A scheme that
+/// already opens in an app keeps opening there when another app claims it later: the
+/// newcomer is a contender, not the winner. The rule does not depend on the order in which
+/// folders were scanned or apps were loaded, so the same registrations always resolve the
+/// same way.
 public struct Registry: Sendable {
     public private(set) var apps: [String: AppBundle] = [:]
-    /// Claimants per scheme, kept sorted by bundle identifier.
+    /// When each app was registered, in milliseconds since the Unix epoch (UTC).
+    public private(set) var registeredAt: [String: Int64] = [:]
+    /// Claimants per scheme, kept sorted by (registration time, bundle identifier): the
+    /// first is the winner when no default is set.
     public private(set) var claimants: [URLScheme: [String]] = [:]
     /// User-chosen defaults (`lsctl default`), the analogue of LSSetDefaultHandlerForURLScheme.
     public private(set) var defaults: [URLScheme: String] = [:]
 
     public init() {}
 
-    /// Adds or replaces an app. A replaced app's old schemes are withdrawn first.
-    public mutating func register(_ app: AppBundle) {
+    /// Adds or replaces an app. A replaced app (same identifier, still registered: a bundle
+    /// rescanned with a changed Info.plist, registered again from the same path) keeps the
+    /// time it was first registered at and `time` is ignored; a new app is registered at
+    /// `time` (milliseconds since the Unix epoch). An app unregistered and registered again
+    /// is new. A replaced app's old schemes are withdrawn first.
+    public mutating func register(_ app: AppBundle, at time: Int64) {
+        let time = registeredAt[app.id] ?? time
         unregister(app.id)
         apps[app.id] = app
+        registeredAt[app.id] = time
         for scheme in app.schemes {
             var ids = claimants[scheme, default: []]
-            let at = ids.firstIndex { $0 > app.id } ?? ids.endIndex
+            let at = ids.firstIndex { precedes((time, app.id), (registeredAt[$0] ?? 0, $0)) } ?? ids.endIndex
             ids.insert(app.id, at: at)
             claimants[scheme] = ids
         }
+    }
+
+    /// Whether a claim registered at `a` comes before one registered at `b`.
+    private func precedes(_ a: (Int64, String), _ b: (Int64, String)) -> Bool {
+        a.0 != b.0 ? a.0 < b.0 : a.1 < b.1
     }
 
     /// Removes an app; returns it, or `nil` when no app has that identifier.
     @discardableResult
     public mutating func unregister(_ id: String) -> AppBundle? {
         guard let old = apps.removeValue(forKey: id) else { return nil }
+        registeredAt[id] = nil
         for scheme in old.schemes {
             var ids = claimants[scheme, default: []]
             ids.removeAll { $0 == id }
@@ -45,7 +64,21 @@ public struct Registry: Sendable {
     public enum ResolutionReason: String, Sendable {
         case userDefault
         case onlyClaimant
-        case rule
+        /// Several apps claim the scheme and no default is set: the one registered first
+        /// (ties: the smallest bundle identifier).
+        case earliestRegistration
+    }
+
+    /// One app's claim on a scheme: the app and when it was registered.
+    public struct Claim: Sendable, Equatable {
+        public var app: String
+        /// Milliseconds since the Unix epoch.
+        public var since: Int64
+
+        public init(app: String, since: Int64) {
+            self.app = app
+            self.since = since
+        }
     }
 
     public struct Resolution: Sendable, Equatable {
@@ -53,16 +86,25 @@ public struct Registry: Sendable {
         public var reason: ResolutionReason
         /// Every app claiming the scheme, winner included, sorted by identifier.
         public var claimants: [String]
+        /// Every claim on the scheme in the rule's order: registration time, then identifier.
+        public var claims: [Claim]
+    }
+
+    /// The claims on `scheme` in the rule's order (earliest registration first).
+    public func claims(on scheme: URLScheme) -> [Claim] {
+        (claimants[scheme] ?? []).map { Claim(app: $0, since: registeredAt[$0] ?? 0) }
     }
 
     /// The app that opens `scheme`, or `nil` when no app claims it.
     public func resolve(_ scheme: URLScheme) -> Resolution? {
         guard let ids = claimants[scheme], let first = ids.first else { return nil }
+        let claims = claims(on: scheme)
+        let byID = ids.sorted()
         if let chosen = defaults[scheme], ids.contains(chosen), let app = apps[chosen] {
-            return Resolution(app: app, reason: .userDefault, claimants: ids)
+            return Resolution(app: app, reason: .userDefault, claimants: byID, claims: claims)
         }
         guard let app = apps[first] else { return nil }
-        return Resolution(app: app, reason: ids.count == 1 ? .onlyClaimant : .rule, claimants: ids)
+        return Resolution(app: app, reason: ids.count == 1 ? .onlyClaimant : .earliestRegistration, claimants: byID, claims: claims)
     }
 
     /// A fast path for the hot open: only the winner.

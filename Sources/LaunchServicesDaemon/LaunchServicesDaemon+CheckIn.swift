@@ -39,7 +39,7 @@ extension LaunchServicesDaemon {
 
     /// A verified app: registered (saved first, off the loop, if it is new), then watched
     /// and driven on its connection, unless it went away or another copy got there first.
-    private func checkIn(_ connection: ClientConnection, bundle: AppBundle, pid: Int32, pidfd: Int32, saved: Bool = false) {
+    private func checkIn(_ connection: ClientConnection, bundle: AppBundle, pid: Int32, pidfd: Int32, saved: Int64? = nil) {
         guard !connection.closing, connections.contains(connection), ls_pidfd_send_signal(pidfd, 0) == 0 else {
             close(pidfd)
             return
@@ -52,19 +52,22 @@ extension LaunchServicesDaemon {
             close(pidfd)
             return refuseCheckIn(connection, .invalidRequest, "\(bundle.id) is already running")
         }
-        if registry.apps[bundle.id] == nil, !saved {
+        if registry.apps[bundle.id] == nil, saved == nil {
+            // A newcomer is registered now: it opens no scheme another app already holds.
+            let time = registryService.issueTime()
             connection.checkingIn = true
-            registryService.persist({ try $0.save(bundle, source: .manual) }) { [self] error in
+            registryService.persist({ try $0.save(bundle, source: .manual, registeredAt: time) }) { [self] error in
                 connection.checkingIn = false
                 if let error {
                     close(pidfd)
                     return refuseCheckIn(connection, .unavailable, "cannot save the registration of \(bundle.id): \(error)")
                 }
-                checkIn(connection, bundle: bundle, pid: pid, pidfd: pidfd, saved: true)
+                checkIn(connection, bundle: bundle, pid: pid, pidfd: pidfd, saved: time)
             }
             return
         }
-        registryService.register(bundle, source: registryService.isRegisteredByHand(bundle.id) || registry.apps[bundle.id] == nil ? .manual : .folder)
+        registryService.register(bundle, source: registryService.isRegisteredByHand(bundle.id) || registry.apps[bundle.id] == nil ? .manual : .folder,
+                                 at: registryService.registeredAt(bundle.id) ?? saved ?? registryService.issueTime())
         supervisor.track(AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd))
         connection.kind = .app(bundle.id)
         connection.identity = bundle.id

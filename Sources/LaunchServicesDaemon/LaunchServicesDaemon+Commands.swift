@@ -79,11 +79,13 @@ extension LaunchServicesDaemon {
         if let existing = registry.apps[bundle.id], existing.path != bundle.path {
             return done(.failure(OpenError(.invalidRequest, "cannot register \(bundle.path): '\(bundle.id)' is already registered from \(existing.path); run lsctl unregister \(bundle.id) first")))
         }
-        registryService.persist({ try $0.save(bundle, source: .manual) }) { [self] error in
+        // Registered again from the same path: the app keeps its time, so its schemes stay.
+        let time = registryService.registeredAt(bundle.id) ?? registryService.issueTime()
+        registryService.persist({ try $0.save(bundle, source: .manual, registeredAt: time) }) { [self] error in
             if let error {
                 return done(.failure(OpenError(.unavailable, "cannot save the registration of \(bundle.id): \(error)")))
             }
-            registryService.register(bundle, source: .manual)
+            registryService.register(bundle, source: .manual, at: time)
             logger.notice("registered \(bundle.id) from \(bundle.path)", metadata: ["bundle_id": "\(bundle.id)"])
             done(.queryResult(json: JSONDocument.encode(RegisterReport(registered: AppReport(bundle)))))
         }
@@ -159,10 +161,15 @@ extension LaunchServicesDaemon {
         switch resolution.reason {
         case .userDefault: why = "the user chose \(resolution.app.id) for '\(scheme)' (lsctl default)"
         case .onlyClaimant: why = "\(resolution.app.id) is the only app that declares '\(scheme)'"
-        case .rule: why = "\(resolution.claimants.count) apps declare '\(scheme)' and no default is set: the smallest bundle id wins"
+        case .earliestRegistration:
+            let since = resolution.claims.first.map { ClaimTime.iso8601($0.since) } ?? "?"
+            let tie = resolution.claims.count > 1 && resolution.claims[0].since == resolution.claims[1].since
+            why = "\(resolution.claimants.count) apps declare '\(scheme)' and no default is set: \(resolution.app.id) was registered first (\(since))"
+                + (tie ? ", with the smallest bundle id of those registered then" : "")
+                + "; lsctl default \(scheme) BUNDLE-ID to choose another"
         }
         return .queryResult(json: JSONDocument.encode(ExplainReport(
             url: url ?? "\(scheme):", scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue,
-            why: why, claimants: resolution.claimants, userDefault: userDefault)))
+            why: why, claimants: resolution.claimants, userDefault: userDefault, claims: resolution.claims.map(ClaimReport.init))))
     }
 }

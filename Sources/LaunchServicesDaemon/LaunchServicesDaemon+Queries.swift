@@ -46,7 +46,8 @@ extension LaunchServicesDaemon {
             let rows = registry.claimants.keys.sorted().compactMap { scheme -> SchemeReport? in
                 guard visible?.contains(scheme) ?? true else { return nil }
                 guard let resolution = registry.resolve(scheme), query == .schemes || resolution.claimants.count > 1 else { return nil }
-                return SchemeReport(scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue, claimants: resolution.claimants)
+                return SchemeReport(scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue, claimants: resolution.claimants,
+                                    claims: resolution.claims.map(ClaimReport.init))
             }
             return .queryResult(json: JSONDocument.encode(rows))
         case .pasteboards:

@@ -4,10 +4,19 @@ import NIOCore
 /// What the testing kit (`InProcessDaemon`) needs beyond the socket: registering bundles
 /// in memory and reading the machine's view of an app. Package access: not for apps.
 extension LaunchServicesDaemon {
-    /// Registers a bundle in memory only, as if `lsctl register` had read it (no files).
-    package func registerInMemory(_ bundle: AppBundle) {
+    /// Registers a bundle in memory only, as if `lsctl register` had read it (no files), at
+    /// `time` (milliseconds since the Unix epoch), or now.
+    package func registerInMemory(_ bundle: AppBundle, at time: Int64? = nil) {
         loop.assertInEventLoop()
-        registryService.register(bundle, source: .manual)
+        registryService.register(bundle, source: .manual, at: time ?? registryService.issueTime())
+    }
+
+    /// Registers bundles in memory at one time, now, as one folder scan would.
+    package func registerInMemory(_ bundles: [AppBundle]) {
+        loop.assertInEventLoop()
+        guard !bundles.isEmpty else { return }
+        let time = registryService.issueTime()
+        for bundle in bundles { registryService.register(bundle, source: .manual, at: time) }
     }
 
     package func setDefaultInMemory(_ app: String?, for scheme: URLScheme) {

@@ -12,8 +12,10 @@ final class RegistryService {
     /// What `read` found, to be applied on the loop.
     struct Loaded: Sendable {
         var store: RegistryStore?
-        var manual: [AppBundle]
-        var fromFolders: [AppBundle]
+        var manual: [RegistryStore.Registration]
+        /// Folder bundles keep the time saved for them; those new to the database share the
+        /// time of this scan.
+        var fromFolders: [RegistryStore.Registration]
         var defaults: [URLScheme: String]
         var refused: [BundleError]
     }
@@ -32,6 +34,8 @@ final class RegistryService {
     private var watcher: FolderWatcher?
     private var pendingRescan: Scheduled<Void>?
     private var stopped = false
+    /// The last registration time handed out (`issueTime`), so times only grow.
+    private var lastIssued: Int64 = 0
 
     init(loop: EventLoop, logger: Logger, folders: [String], watchFolders: Bool) {
         self.loop = loop
@@ -55,21 +59,25 @@ final class RegistryService {
             for index in stored.indices {
                 guard let canonical = BundlePath.resolve(stored[index].app.path), canonical != stored[index].app.path else { continue }
                 stored[index].app.path = canonical
-                try opened.save(stored[index].app, source: stored[index].source)
+                try opened.save(stored[index].app, source: stored[index].source, registeredAt: stored[index].registeredAt)
             }
             store = opened
         }
-        let manual = stored.filter { $0.source == .manual }.map(\.app)
-        let manualPaths = Dictionary(manual.map { ($0.id, $0.path) }, uniquingKeysWith: { a, _ in a })
+        let manual = stored.filter { $0.source == .manual }.map { (app: $0.app, registeredAt: $0.registeredAt) }
+        let manualPaths = Dictionary(manual.map { ($0.app.id, $0.app.path) }, uniquingKeysWith: { a, _ in a })
+        let folderTimes = Dictionary(stored.filter { $0.source == .folder }.map { ($0.app.id, $0.registeredAt) }, uniquingKeysWith: { a, _ in a })
+        // Bundles that arrived while the daemon was not running: registered now, after every
+        // stored registration even if the clock went back.
+        let scanTime = max(RegistryStore.millisecondsNow(), (stored.map(\.registeredAt).max() ?? 0) + 1)
         let scan = BundleLoader.scan(folders: folders)
         var refused = scan.errors
-        var fromFolders: [AppBundle] = []
+        var fromFolders: [RegistryStore.Registration] = []
         for bundle in scan.bundles {
             if let path = manualPaths[bundle.id] {
                 if path != bundle.path { refused.append(Self.alreadyRegistered(bundle, from: path)) }
                 continue
             }
-            fromFolders.append(bundle)
+            fromFolders.append((bundle, folderTimes[bundle.id] ?? scanTime))
         }
         try store?.replaceFolderApps(fromFolders)
         return Loaded(store: store, manual: manual, fromFolders: fromFolders, defaults: defaults, refused: refused)
@@ -83,9 +91,14 @@ final class RegistryService {
     func apply(_ loaded: Loaded) {
         loop.assertInEventLoop()
         store = loaded.store
-        for app in loaded.manual { register(app, source: .manual) }
-        for app in loaded.fromFolders { register(app, source: .folder) }
+        for (app, time) in loaded.manual { register(app, source: .manual, at: time, warn: false) }
+        for (app, time) in loaded.fromFolders { register(app, source: .folder, at: time, warn: false) }
         for (scheme, id) in loaded.defaults { registry.setDefault(id, for: scheme) }
+        lastIssued = max(lastIssued, registry.registeredAt.values.max() ?? 0)
+        // Every scheme claimed by several apps with no default chosen: each contender is named.
+        for scheme in registry.claimants.keys.sorted() where registry.defaults[scheme] == nil {
+            for claim in registry.claims(on: scheme).dropFirst() { warnContender(claim.app, scheme) }
+        }
         refused = loaded.refused
         for error in refused {
             logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(error.path)"])
@@ -96,9 +109,62 @@ final class RegistryService {
 
     // MARK: Changes (in memory; the caller saved them first, see `persist`)
 
-    func register(_ app: AppBundle, source: RegistryStore.Source) {
-        registry.register(app)
+    /// A new registration time: the wall clock in milliseconds since the Unix epoch, and
+    /// always later than the last one handed out (two registrations never share a time,
+    /// unless they come from one scan, and a clock set back does not reorder them).
+    func issueTime() -> Int64 {
+        lastIssued = max(RegistryStore.millisecondsNow(), lastIssued + 1)
+        return lastIssued
+    }
+
+    /// When an app still registered was registered.
+    func registeredAt(_ id: String) -> Int64? { registry.registeredAt[id] }
+
+    /// Registers `app` at `time` (an app still registered keeps its own time, see
+    /// `Registry.register`). A scheme the app claims anew that stays with another app is
+    /// logged (`warn`), so a newcomer's claim is never silently lost nor silently won.
+    /// Returns the schemes the app claims anew, each with the app that opened it before,
+    /// for a caller that warns later (`warn` false).
+    @discardableResult
+    func register(_ app: AppBundle, source: RegistryStore.Source, at time: Int64, warn: Bool = true) -> [NewClaim] {
+        let before = Set(registry.apps[app.id]?.schemes ?? [])
+        let claimed = app.schemes.filter { !before.contains($0) }.map { NewClaim(scheme: $0, previousHolder: registry.handler(for: $0)?.id) }
+        registry.register(app, at: time)
         sources[app.id] = source
+        if warn { warnIfContended(app.id, claimed) }
+        return claimed
+    }
+
+    /// A scheme an app claims anew, and the app that opened it until then.
+    struct NewClaim {
+        var scheme: URLScheme
+        var previousHolder: String?
+    }
+
+    /// Warns for each scheme `id` claims anew but that opens in another app; and, for an app
+    /// registered earlier that now claims a scheme another app held (its bundle changed and
+    /// kept its time), that the scheme moved.
+    private func warnIfContended(_ id: String, _ claims: [NewClaim]) {
+        for claim in claims {
+            let holder = registry.handler(for: claim.scheme)?.id
+            if holder != id {
+                warnContender(id, claim.scheme)
+            } else if let previous = claim.previousHolder, previous != id, registry.apps[previous] != nil,
+                      registry.registeredAt[previous] != registry.registeredAt[id] {
+                let since = registry.registeredAt[id].map(ClaimTime.iso8601) ?? "?"
+                logger.warning("\(id) now claims '\(claim.scheme)', held by \(previous) until now; \(id) was registered earlier (since \(since)) and opens it from now on; lsctl default \(claim.scheme) \(previous) to change",
+                               metadata: ["bundle_id": "\(id)", "url_scheme": "\(claim.scheme)"])
+            }
+        }
+    }
+
+    /// Logs that `id` claims `scheme` but another app keeps opening it.
+    private func warnContender(_ id: String, _ scheme: URLScheme) {
+        guard let holder = registry.resolve(scheme), holder.app.id != id else { return }
+        let since = registry.registeredAt[holder.app.id].map(ClaimTime.iso8601) ?? "?"
+        let why = holder.reason == .userDefault ? " (the user's default)" : ""
+        logger.warning("\(id) claims '\(scheme)', held by \(holder.app.id)\(why) since \(since); \(holder.app.id) keeps opening it; lsctl default \(scheme) \(id) to change",
+                       metadata: ["bundle_id": "\(id)", "url_scheme": "\(scheme)"])
     }
 
     /// Withdraws an app; returns where its registration came from.
@@ -173,7 +239,11 @@ final class RegistryService {
             unregister(id)
             summary.removed.append(id)
         }
-        var folderApps: [AppBundle] = []
+        var folderApps: [RegistryStore.Registration] = []
+        // Bundles new to the registry in this scan share one time.
+        var scanTime: Int64?
+        // Warned once the whole scan is registered: two newcomers of one scan tie by id.
+        var claimed: [(String, [NewClaim])] = []
         for bundle in scan.bundles {
             if sources[bundle.id] == .manual {
                 if let path = registry.apps[bundle.id]?.path, path != bundle.path {
@@ -187,10 +257,12 @@ final class RegistryService {
                 } else {
                     summary.changed.append(bundle.id)
                 }
-                register(bundle, source: .folder)
+                if scanTime == nil { scanTime = issueTime() }
+                claimed.append((bundle.id, register(bundle, source: .folder, at: scanTime!, warn: false)))
             }
-            folderApps.append(bundle)
+            folderApps.append((bundle, registry.registeredAt[bundle.id] ?? scanTime ?? issueTime()))
         }
+        for (id, claims) in claimed { warnIfContended(id, claims) }
         let saved = folderApps
         persist({ try $0.replaceFolderApps(saved) }) { [logger] error in
             if let error { logger.error("could not save the rescanned registry: \(error)") }

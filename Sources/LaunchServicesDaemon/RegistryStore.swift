@@ -18,7 +18,13 @@ public final class RegistryStore: Sendable {
     public struct Stored: Sendable {
         public var app: AppBundle
         public var source: Source
+        /// When the app was registered (milliseconds since the Unix epoch), which decides
+        /// between claimants of a scheme (`Registry`).
+        public var registeredAt: Int64
     }
+
+    /// An app and the time it was registered, as saved.
+    public typealias Registration = (app: AppBundle, registeredAt: Int64)
 
     let pool: DatabasePool
 
@@ -40,6 +46,15 @@ public final class RegistryStore: Sendable {
                     t.column("bundleID", .text).notNull()
                 }
             }
+            // v2: when each app was registered, so the first to claim a scheme keeps it.
+            // Apps registered before share one time, the migration's: between them the
+            // smallest bundle id still wins, as it did, so no scheme changes hands.
+            migrator.registerMigration("v2") { db in
+                try db.alter(table: "app") { t in
+                    t.add(column: "registeredAt", .integer).notNull().defaults(to: 0)
+                }
+                try db.execute(sql: "UPDATE app SET registeredAt = ?", arguments: [Self.millisecondsNow()])
+            }
         }
     }
 
@@ -52,7 +67,7 @@ public final class RegistryStore: Sendable {
                 let queries = (row["queriesSchemes"] as String).split(separator: " ").compactMap { try? URLScheme(validating: String($0)) }
                 let app = AppBundle(id: row["id"], name: row["name"], path: row["path"], executable: row["executable"],
                                     schemes: schemes, queriesSchemes: Set(queries))
-                apps.append(Stored(app: app, source: Source(rawValue: row["source"]) ?? .manual))
+                apps.append(Stored(app: app, source: Source(rawValue: row["source"]) ?? .manual, registeredAt: row["registeredAt"]))
             }
             var defaults: [URLScheme: String] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT scheme, bundleID FROM schemeDefault") {
@@ -62,24 +77,31 @@ public final class RegistryStore: Sendable {
         }
     }
 
-    public func save(_ app: AppBundle, source: Source) throws {
-        try pool.write { db in try Self.insert(app, source: source, db) }
+    /// Saves an app registered at `registeredAt` (milliseconds since the Unix epoch; now
+    /// when not given).
+    public func save(_ app: AppBundle, source: Source, registeredAt: Int64 = RegistryStore.millisecondsNow()) throws {
+        try pool.write { db in try Self.insert(app, source: source, registeredAt: registeredAt, db) }
     }
 
-    static func insert(_ app: AppBundle, source: Source, _ db: Database) throws {
+    static func insert(_ app: AppBundle, source: Source, registeredAt: Int64, _ db: Database) throws {
         try db.execute(sql: """
-            INSERT OR REPLACE INTO app (id, name, path, executable, schemes, queriesSchemes, source) VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO app (id, name, path, executable, schemes, queriesSchemes, source, registeredAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [app.id, app.name, app.path, app.executable,
                              app.schemes.map(\.normalized).joined(separator: " "),
-                             app.queriesSchemes.map(\.normalized).sorted().joined(separator: " "), source.rawValue])
+                             app.queriesSchemes.map(\.normalized).sorted().joined(separator: " "), source.rawValue, registeredAt])
     }
 
     /// Replaces the set of folder registrations in one transaction.
-    public func replaceFolderApps(_ apps: [AppBundle]) throws {
+    public func replaceFolderApps(_ apps: [Registration]) throws {
         try pool.write { db in
             try db.execute(sql: "DELETE FROM app WHERE source = 'folder'")
-            for app in apps { try Self.insert(app, source: .folder, db) }
+            for (app, registeredAt) in apps { try Self.insert(app, source: .folder, registeredAt: registeredAt, db) }
         }
+    }
+
+    /// The wall clock in milliseconds since the Unix epoch.
+    public static func millisecondsNow() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
 
     public func delete(_ id: String) throws {

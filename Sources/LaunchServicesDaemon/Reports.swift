@@ -32,3 +32,10 @@ extension AppReport {
                   schemes: app.schemes.map(\.normalized), queriesSchemes: app.queriesSchemes.map(\.normalized).sorted())
     }
 }
+
+extension ClaimReport {
+    /// A claim as reports show it: its time as ISO-8601 in UTC.
+    init(_ claim: Registry.Claim) {
+        self.init(app: claim.app, since: ClaimTime.iso8601(claim.since))
+    }
+}

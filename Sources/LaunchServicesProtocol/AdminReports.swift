@@ -63,19 +63,46 @@ public struct AppReport: Codable, Sendable, Equatable {
     }
 }
 
+/// One app's claim on a scheme: the app and since when it is registered, as ISO-8601 in
+/// UTC with milliseconds (`2026-11-23T20:07:26.123Z`, `ClaimTime`).
+public struct ClaimReport: Codable, Sendable, Equatable {
+    public var app: String
+    public var since: String
+
+    public init(app: String, since: String) {
+        self.app = app
+        self.since = since
+    }
+}
+
 /// One scheme and the app that opens it (`schemes`, `conflicts`).
 public struct SchemeReport: Codable, Sendable, Equatable {
     public var scheme: String
     public var app: String
-    /// `userDefault`, `onlyClaimant` or `rule` (smallest bundle id).
+    /// `userDefault`, `onlyClaimant` or `earliestRegistration` (the app registered first;
+    /// ties, the smallest bundle id). Daemons before the registration time said `rule`.
     public var reason: String
+    /// Sorted by bundle id.
     public var claimants: [String]
+    /// Every claim in the rule's order: earliest registration first, ties by bundle id.
+    /// Empty when decoded from a daemon that did not send it.
+    public var claims: [ClaimReport]
 
-    public init(scheme: String, app: String, reason: String, claimants: [String]) {
+    public init(scheme: String, app: String, reason: String, claimants: [String], claims: [ClaimReport] = []) {
         self.scheme = scheme
         self.app = app
         self.reason = reason
         self.claimants = claimants
+        self.claims = claims
+    }
+
+    private enum CodingKeys: String, CodingKey { case scheme, app, reason, claimants, claims }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(scheme: try c.decode(String.self, forKey: .scheme), app: try c.decode(String.self, forKey: .app),
+                  reason: try c.decode(String.self, forKey: .reason), claimants: try c.decode([String].self, forKey: .claimants),
+                  claims: try c.decodeIfPresent([ClaimReport].self, forKey: .claims) ?? [])
     }
 }
 
@@ -84,13 +111,18 @@ public struct ExplainReport: Codable, Sendable, Equatable {
     public var url: String
     public var scheme: String
     public var app: String?
-    /// `userDefault`, `onlyClaimant`, `rule`, or `noHandler`.
+    /// `userDefault`, `onlyClaimant`, `earliestRegistration`, or `noHandler` (daemons
+    /// before the registration time said `rule` for `earliestRegistration`).
     public var reason: String
     public var why: String
+    /// Sorted by bundle id.
     public var claimants: [String]
     public var userDefault: String?
+    /// Every claim in the rule's order, with since when (see `SchemeReport.claims`).
+    public var claims: [ClaimReport]
 
-    public init(url: String, scheme: String, app: String?, reason: String, why: String, claimants: [String], userDefault: String?) {
+    public init(url: String, scheme: String, app: String?, reason: String, why: String, claimants: [String], userDefault: String?,
+                claims: [ClaimReport] = []) {
         self.url = url
         self.scheme = scheme
         self.app = app
@@ -98,7 +130,50 @@ public struct ExplainReport: Codable, Sendable, Equatable {
         self.why = why
         self.claimants = claimants
         self.userDefault = userDefault
+        self.claims = claims
     }
+
+    private enum CodingKeys: String, CodingKey { case url, scheme, app, reason, why, claimants, userDefault, claims }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(url: try c.decode(String.self, forKey: .url), scheme: try c.decode(String.self, forKey: .scheme),
+                  app: try c.decodeIfPresent(String.self, forKey: .app), reason: try c.decode(String.self, forKey: .reason),
+                  why: try c.decode(String.self, forKey: .why), claimants: try c.decode([String].self, forKey: .claimants),
+                  userDefault: try c.decodeIfPresent(String.self, forKey: .userDefault),
+                  claims: try c.decodeIfPresent([ClaimReport].self, forKey: .claims) ?? [])
+    }
+}
+
+/// Registration times as reports show them: milliseconds since the Unix epoch written as
+/// ISO-8601 in UTC with milliseconds, `2026-11-23T20:07:26.123Z`.
+public enum ClaimTime {
+    public static func iso8601(_ milliseconds: Int64) -> String {
+        let ms = milliseconds.modulo(1000)
+        let seconds = (milliseconds - ms) / 1000
+        let secondOfDay = seconds.modulo(86_400)
+        let days = (seconds - secondOfDay) / 86_400
+        // Days since 1970-01-01 to a civil date (proleptic Gregorian).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        func pad(_ v: Int64, _ width: Int) -> String {
+            let text = String(v)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(ms, 3))Z"
+    }
+}
+
+private extension Int64 {
+    /// The remainder with the sign of the divisor (times before 1970 stay ordered).
+    func modulo(_ divisor: Int64) -> Int64 { ((self % divisor) + divisor) % divisor }
 }
 
 /// One live app (`running`).

@@ -66,7 +66,13 @@ struct CommonOptions: ParsableArguments {
 func printExplanation(_ e: ExplainReport) {
     print("\(e.url) → \(e.app ?? "no app")")
     print("  why: \(e.why)")
-    if e.claimants.count > 1 { print("  also claimed by: \(e.claimants.filter { $0 != e.app }.joined(separator: ", "))") }
+    if let held = e.claims.first(where: { $0.app == e.app }) { print("  registered since: \(held.since)") }
+    if !e.claims.isEmpty {
+        let others = e.claims.filter { $0.app != e.app }
+        if !others.isEmpty { print("  also claimed by: \(others.map { "\($0.app) (since \($0.since))" }.joined(separator: ", "))") }
+    } else if e.claimants.count > 1 {
+        print("  also claimed by: \(e.claimants.filter { $0 != e.app }.joined(separator: ", "))")
+    }
     if let chosen = e.userDefault, chosen != e.app { print("  user default: \(chosen) (not a claimant now, so ignored)") }
 }
 
@@ -143,21 +149,22 @@ struct Schemes: ParsableCommand {
     func run() throws {
         let rows = try options.query(.schemes, as: [SchemeReport].self)
         guard !rows.isEmpty else { return print("no schemes registered") }
-        Table.print(header: ["SCHEME", "OPENS WITH", "WHY", "CLAIMANTS"], rows: rows.map {
-            [$0.scheme, $0.app, $0.reason, "\($0.claimants.count)"]
+        Table.print(header: ["SCHEME", "OPENS WITH", "SINCE", "WHY", "CLAIMANTS"], rows: rows.map { row in
+            [row.scheme, row.app, row.claims.first { $0.app == row.app }?.since ?? "", row.reason, "\(row.claimants.count)"]
         })
     }
 }
 
 struct Conflicts: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List schemes claimed by several apps, and which one wins.")
+    static let configuration = CommandConfiguration(abstract: "List schemes claimed by several apps: which one wins, why, and every claim with since when (earliest first).")
     @OptionGroup var options: CommonOptions
 
     func run() throws {
         let rows = try options.query(.conflicts, as: [SchemeReport].self)
         guard !rows.isEmpty else { return print("no contested schemes") }
-        Table.print(header: ["SCHEME", "WINNER", "WHY", "CLAIMANTS"], rows: rows.map {
-            [$0.scheme, $0.app, $0.reason, $0.claimants.joined(separator: ", ")]
+        Table.print(header: ["SCHEME", "WINNER", "WHY", "CLAIMS (APP SINCE, EARLIEST FIRST)"], rows: rows.map { row in
+            [row.scheme, row.app, row.reason,
+             row.claims.isEmpty ? row.claimants.joined(separator: ", ") : row.claims.map { "\($0.app) \($0.since)" }.joined(separator: ", ")]
         })
     }
 }

@@ -71,7 +71,7 @@ struct RegistryAdministrationTests {
         #expect(only.reason == "onlyClaimant")
         let rule = try explain(h, "both:1")
         #expect(rule.app == "test.aaa")
-        #expect(rule.reason == "rule")
+        #expect(rule.reason == "earliestRegistration", "registered in one scan: a tie, the smallest bundle id")
         #expect(rule.claimants == ["test.aaa", "test.bbb"])
         #expect(try h.run("lsctl", ["default", "both", "test.bbb"]).status == 0)
         let chosen = try explain(h, "both:1")

@@ -199,8 +199,8 @@ struct RegistryStoreTests {
                       schemes: (0..<5).map { try! URLScheme(validating: "s\(i)x\($0)") },
                       queriesSchemes: i == 7 ? [try! URLScheme(validating: "q")] : [])
         }
-        try store.replaceFolderApps(Array(apps[0..<5_000]))
-        for app in apps[5_000...] { try store.save(app, source: .manual) }
+        try store.replaceFolderApps(apps[0..<5_000].map { ($0, 1) })
+        for app in apps[5_000...] { try store.save(app, source: .manual, registeredAt: 2) }
         try store.setDefault("scale.app3", for: try URLScheme(validating: "s3x0"))
 
         let reopened = try RegistryStore(folder: folder)
@@ -208,7 +208,7 @@ struct RegistryStoreTests {
         #expect(stored.count == 10_000)
         #expect(stored.filter { $0.source == .manual }.count == 5_000)
         var registry = Registry()
-        for entry in stored { registry.register(entry.app) }
+        for entry in stored { registry.register(entry.app, at: entry.registeredAt) }
         for (scheme, id) in defaults { registry.setDefault(id, for: scheme) }
         #expect(registry.claimants.count == 50_000)
         #expect(registry.handler(for: try URLScheme(validating: "s9999x4"))?.id == "scale.app9999")

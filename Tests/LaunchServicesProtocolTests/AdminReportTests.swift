@@ -102,22 +102,46 @@ struct AdminReportTests {
         try decode(UnregisterReport.self, "{\n  \"note\" : \"n\",\n  \"unregistered\" : \"a.b\"\n}", expected: UnregisterReport(unregistered: "a.b", note: "n"))
     }
 
-    @Test("schemes and conflicts")
+    @Test("schemes and conflicts: claimants by id, claims earliest first with ISO-8601 times")
     func schemes() throws {
         let text = """
         [
           {
-            "app" : "a.one",
+            "app" : "b.two",
             "claimants" : [
               "a.one",
               "b.two"
             ],
-            "reason" : "rule",
+            "claims" : [
+              {
+                "app" : "b.two",
+                "since" : "2026-01-02T03:04:05.006Z"
+              },
+              {
+                "app" : "a.one",
+                "since" : "2026-11-23T20:07:26.123Z"
+              }
+            ],
+            "reason" : "earliestRegistration",
             "scheme" : "shared"
           }
         ]
         """
-        try decode([SchemeReport].self, text, expected: [SchemeReport(scheme: "shared", app: "a.one", reason: "rule", claimants: ["a.one", "b.two"])])
+        try decode([SchemeReport].self, text, expected: [SchemeReport(
+            scheme: "shared", app: "b.two", reason: "earliestRegistration", claimants: ["a.one", "b.two"],
+            claims: [ClaimReport(app: "b.two", since: "2026-01-02T03:04:05.006Z"), ClaimReport(app: "a.one", since: "2026-11-23T20:07:26.123Z")])])
+        // What a daemon before the registration time sent still decodes.
+        let old = #"[{"app": "a.one", "claimants": ["a.one", "b.two"], "reason": "rule", "scheme": "shared"}]"#
+        #expect(try JSONDecoder().decode([SchemeReport].self, from: Data(old.utf8)) == [SchemeReport(scheme: "shared", app: "a.one", reason: "rule", claimants: ["a.one", "b.two"])])
+    }
+
+    @Test("registration times are ISO-8601 in UTC with milliseconds")
+    func claimTimes() {
+        #expect(ClaimTime.iso8601(0) == "1970-01-01T00:00:00.000Z")
+        #expect(ClaimTime.iso8601(1_767_323_045_006) == "2026-01-02T03:04:05.006Z")
+        #expect(ClaimTime.iso8601(951_782_400_000) == "2000-02-29T00:00:00.000Z")
+        #expect(ClaimTime.iso8601(4_107_542_399_999) == "2100-02-28T23:59:59.999Z")
+        #expect(ClaimTime.iso8601(-1) == "1969-12-31T23:59:59.999Z")
     }
 
     @Test("explain, default and clear-default")
@@ -128,6 +152,12 @@ struct AdminReportTests {
           "claimants" : [
             "a.one"
           ],
+          "claims" : [
+            {
+              "app" : "a.one",
+              "since" : "2026-11-23T20:07:26.123Z"
+            }
+          ],
           "reason" : "onlyClaimant",
           "scheme" : "xyz",
           "url" : "xyz://a/b",
@@ -135,10 +165,14 @@ struct AdminReportTests {
         }
         """
         try decode(ExplainReport.self, text, expected: ExplainReport(url: "xyz://a/b", scheme: "xyz", app: "a.one", reason: "onlyClaimant",
-                                                                     why: "a.one is the only app that declares 'xyz'", claimants: ["a.one"], userDefault: nil))
+                                                                     why: "a.one is the only app that declares 'xyz'", claimants: ["a.one"], userDefault: nil,
+                                                                     claims: [ClaimReport(app: "a.one", since: "2026-11-23T20:07:26.123Z")]))
         let noHandler = """
         {
           "claimants" : [
+
+          ],
+          "claims" : [
 
           ],
           "reason" : "noHandler",

@@ -42,7 +42,8 @@ public final class InProcessDaemon {
         let logger = Logger(label: "launchservicesd.in-process") { _ in RecordingLogHandler(lines: lines) }
         daemon = LaunchServicesDaemon(configuration: configuration, socketPath: "/in-process/launchservicesd.socket", stateFolder: nil,
                                       activatedSocket: nil, launcher: launcher, loop: loop, logger: logger)
-        for app in apps { daemon.registerInMemory(app) }
+        // Registered together, as one folder scan would: they share a time, ties by id.
+        daemon.registerInMemory(apps)
     }
 
     // MARK: Apps
