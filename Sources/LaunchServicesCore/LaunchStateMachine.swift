@@ -9,21 +9,21 @@
 public struct LaunchStateMachine: Sendable {
     /// Everything known about one app.
     public struct AppRecord: Sendable, Equatable {
-        public fileprivate(set) var state: AppState = .notRunning
-        public fileprivate(set) var pid: Int32?
-        fileprivate var transaction: Transaction?
-        fileprivate var queue = FairOpenQueue()
+        public internal(set) var state: AppState = .notRunning
+        public internal(set) var pid: Int32?
+        var transaction: Transaction?
+        var queue = FairOpenQueue()
         public var pendingOpens: Int { queue.count + (transaction == nil ? 0 : 1) }
         public var currentPhase: LaunchPhase? { transaction?.phase }
         /// When the app last came to the front or began an open: the LRU order of eviction.
-        public fileprivate(set) var lastUsed: UInt64 = 0
+        public internal(set) var lastUsed: UInt64 = 0
         /// The running grace timer's token (0: none); a timer with another token is stale.
-        fileprivate var graceToken: UInt64 = 0
+        var graceToken: UInt64 = 0
         /// Terminated to make room: no longer counted as alive, its exit is awaited.
-        public fileprivate(set) var evicted = false
+        public internal(set) var evicted = false
     }
 
-    fileprivate struct Transaction: Sendable, Equatable {
+    struct Transaction: Sendable, Equatable {
         var request: OpenRequest
         var phase: LaunchPhase
         var phaseToken: UInt64
@@ -46,12 +46,12 @@ public struct LaunchStateMachine: Sendable {
 
     public let deadlines: PhaseDeadlines
     public let background: BackgroundPolicy
-    public private(set) var apps: [String: AppRecord] = [:]
-    public private(set) var frontmost: String?
+    public internal(set) var apps: [String: AppRecord] = [:]
+    public internal(set) var frontmost: String?
     /// The daemon is stopping: no open is started, nothing is suspended, a lost connection
     /// is not a reason to kill (the apps are on their way out).
     public private(set) var stopping = false
-    private var nextToken: UInt64 = 1
+    var nextToken: UInt64 = 1
 
     public init(deadlines: PhaseDeadlines = PhaseDeadlines(), background: BackgroundPolicy = BackgroundPolicy()) {
         self.deadlines = deadlines
@@ -341,130 +341,5 @@ public struct LaunchStateMachine: Sendable {
             if let tx = record.transaction, !tx.replied { tokens.insert(tx.request.token, at: 0) }
             return tokens
         }
-    }
-
-    // MARK: Internals
-
-    /// The answer to the transaction's caller, stamped with where the open found the app.
-    private static func reply(_ tx: Transaction, _ outcome: OpenOutcome) -> Action {
-        var stamped = outcome
-        stamped.launchState = tx.launchState
-        return .reply(requestToken: tx.request.token, stamped)
-    }
-
-    private mutating func begin(_ request: OpenRequest, app: String, now: UInt64, into actions: inout [Action]) {
-        var record = apps[app, default: AppRecord()]
-        record.lastUsed = now
-        record.graceToken = 0
-        let launchState: LaunchState = switch record.state {
-        case .notRunning: .cold
-        case .suspended: .resumed
-        case .active where frontmost == app: .hot
-        default: .warm
-        }
-        if record.state == .suspended, let pid = record.pid {
-            actions.append(.resume(app: app, pid: pid))
-            // Running again; a background open leaves it in the background.
-            record.state = .background
-        }
-        if record.state == .notRunning {
-            var tx = Transaction(request: request, phase: .launch, phaseToken: 0, phaseStarted: now, cold: true, launchState: launchState)
-            record.state = .launching
-            record.transaction = tx
-            apps[app] = record
-            actions.append(.spawn(app: app))
-            enter(.launch, &tx, app: app, now: now, into: &actions)
-            apps[app]?.transaction = tx
-            enforceLiveLimit(into: &actions)
-        } else {
-            var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, cold: false, launchState: launchState)
-            record.transaction = tx
-            apps[app] = record
-            if !request.background { bringToFront(app, into: &actions) }
-            enter(.openURL, &tx, app: app, now: now, into: &actions)
-            actions.append(.deliver(app: app, token: tx.phaseToken, request: request))
-            apps[app]?.transaction = tx
-        }
-    }
-
-    private mutating func enter(_ phase: LaunchPhase, _ tx: inout Transaction, app: String, now: UInt64, into actions: inout [Action]) {
-        tx.phase = phase
-        tx.phaseToken = nextToken
-        // Tokens travel as 32-bit request ids: wrap within 1...UInt32.max, never 0.
-        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
-        tx.phaseStarted = now
-        actions.append(.armDeadline(app: app, phase: phase, token: tx.phaseToken, after: deadlines[phase]))
-    }
-
-    /// Ends the running phase's clock and records its duration.
-    private func close(_ tx: inout Transaction, now: UInt64) {
-        guard !tx.terminating else { return }
-        guard !tx.timings.contains(where: { $0.phase == tx.phase }) else { return }
-        tx.timings.append(PhaseTiming(phase: tx.phase, nanoseconds: now >= tx.phaseStarted ? now - tx.phaseStarted : 0))
-    }
-
-    /// Makes `app` the one frontmost app: the previous one resigns and enters the background.
-    private mutating func bringToFront(_ app: String, into actions: inout [Action]) {
-        if let previous = frontmost, previous != app, var other = apps[previous], other.state == .active || other.state == .inactive {
-            actions.append(.notify(app: previous, .willResignActive))
-            actions.append(.notify(app: previous, .didEnterBackground))
-            other.state = .background
-            apps[previous] = other
-            armGrace(previous, into: &actions)
-        }
-        guard var record = apps[app] else { return }
-        if record.state == .background || record.state == .suspended {
-            actions.append(.notify(app: app, .willEnterForeground))
-        }
-        if record.state != .active {
-            actions.append(.notify(app: app, .didBecomeActive))
-        }
-        record.state = .active
-        apps[app] = record
-        frontmost = app
-    }
-
-    /// Starts the background grace of `app` (when suspension is configured).
-    private mutating func armGrace(_ app: String, into actions: inout [Action]) {
-        guard let after = background.suspendAfter, var record = apps[app] else { return }
-        record.graceToken = nextToken
-        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
-        apps[app] = record
-        actions.append(.armGrace(app: app, token: record.graceToken, after: after))
-    }
-
-    /// While more apps are alive than the limit, terminates the least recently used
-    /// suspended one (never an app that is busy or has opens waiting).
-    private mutating func enforceLiveLimit(into actions: inout [Action]) {
-        var alive = apps.values.filter { $0.state != .notRunning && !$0.evicted }.count
-        guard alive > background.maximumLiveApps else { return }
-        let candidates = apps.filter { $0.value.state == .suspended && !$0.value.evicted && $0.value.transaction == nil && $0.value.queue.isEmpty && $0.value.pid != nil }
-            .sorted { ($0.value.lastUsed, $0.key) < ($1.value.lastUsed, $1.key) }
-        for (app, record) in candidates where alive > background.maximumLiveApps {
-            apps[app]?.evicted = true
-            actions.append(.terminate(app: app, pid: record.pid!, reason: .evicted))
-            alive -= 1
-        }
-    }
-
-    private mutating func finish(app: String, now: UInt64, into actions: inout [Action]) {
-        apps[app]?.transaction = nil
-        startNext(app: app, now: now, into: &actions)
-        // An app left in the background by a background open starts its grace now.
-        if let record = apps[app], record.transaction == nil, record.state == .background, record.graceToken == 0 {
-            armGrace(app, into: &actions)
-        }
-    }
-
-    private mutating func startNext(app: String, now: UInt64, into actions: inout [Action]) {
-        guard var record = apps[app], record.transaction == nil, let next = record.queue.popNext() else { return }
-        apps[app] = record
-        begin(next, app: app, now: now, into: &actions)
-    }
-
-    static func format(_ d: Duration) -> String {
-        let (s, atto) = d.components
-        let ms = s * 1000 + atto / 1_000_000_000_000_000
-        return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms) ms"
     }
 }

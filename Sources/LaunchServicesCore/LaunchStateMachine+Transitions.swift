@@ -1,0 +1,128 @@
+/// The machine's transitions shared by its events: starting an open (cold or warm, in the
+/// front or the background), entering a phase with its deadline, taking the front, the
+/// background grace, the live-app limit, and moving to the next queued open.
+extension LaunchStateMachine {
+
+    /// The answer to the transaction's caller, stamped with where the open found the app.
+    static func reply(_ tx: Transaction, _ outcome: OpenOutcome) -> Action {
+        var stamped = outcome
+        stamped.launchState = tx.launchState
+        return .reply(requestToken: tx.request.token, stamped)
+    }
+
+    mutating func begin(_ request: OpenRequest, app: String, now: UInt64, into actions: inout [Action]) {
+        var record = apps[app, default: AppRecord()]
+        record.lastUsed = now
+        record.graceToken = 0
+        let launchState: LaunchState = switch record.state {
+        case .notRunning: .cold
+        case .suspended: .resumed
+        case .active where frontmost == app: .hot
+        default: .warm
+        }
+        if record.state == .suspended, let pid = record.pid {
+            actions.append(.resume(app: app, pid: pid))
+            // Running again; a background open leaves it in the background.
+            record.state = .background
+        }
+        if record.state == .notRunning {
+            var tx = Transaction(request: request, phase: .launch, phaseToken: 0, phaseStarted: now, cold: true, launchState: launchState)
+            record.state = .launching
+            record.transaction = tx
+            apps[app] = record
+            actions.append(.spawn(app: app))
+            enter(.launch, &tx, app: app, now: now, into: &actions)
+            apps[app]?.transaction = tx
+            enforceLiveLimit(into: &actions)
+        } else {
+            var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, cold: false, launchState: launchState)
+            record.transaction = tx
+            apps[app] = record
+            if !request.background { bringToFront(app, into: &actions) }
+            enter(.openURL, &tx, app: app, now: now, into: &actions)
+            actions.append(.deliver(app: app, token: tx.phaseToken, request: request))
+            apps[app]?.transaction = tx
+        }
+    }
+
+    mutating func enter(_ phase: LaunchPhase, _ tx: inout Transaction, app: String, now: UInt64, into actions: inout [Action]) {
+        tx.phase = phase
+        tx.phaseToken = nextToken
+        // Tokens travel as 32-bit request ids: wrap within 1...UInt32.max, never 0.
+        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+        tx.phaseStarted = now
+        actions.append(.armDeadline(app: app, phase: phase, token: tx.phaseToken, after: deadlines[phase]))
+    }
+
+    /// Ends the running phase's clock and records its duration.
+    func close(_ tx: inout Transaction, now: UInt64) {
+        guard !tx.terminating else { return }
+        guard !tx.timings.contains(where: { $0.phase == tx.phase }) else { return }
+        tx.timings.append(PhaseTiming(phase: tx.phase, nanoseconds: now >= tx.phaseStarted ? now - tx.phaseStarted : 0))
+    }
+
+    /// Makes `app` the one frontmost app: the previous one resigns and enters the background.
+    mutating func bringToFront(_ app: String, into actions: inout [Action]) {
+        if let previous = frontmost, previous != app, var other = apps[previous], other.state == .active || other.state == .inactive {
+            actions.append(.notify(app: previous, .willResignActive))
+            actions.append(.notify(app: previous, .didEnterBackground))
+            other.state = .background
+            apps[previous] = other
+            armGrace(previous, into: &actions)
+        }
+        guard var record = apps[app] else { return }
+        if record.state == .background || record.state == .suspended {
+            actions.append(.notify(app: app, .willEnterForeground))
+        }
+        if record.state != .active {
+            actions.append(.notify(app: app, .didBecomeActive))
+        }
+        record.state = .active
+        apps[app] = record
+        frontmost = app
+    }
+
+    /// Starts the background grace of `app` (when suspension is configured).
+    mutating func armGrace(_ app: String, into actions: inout [Action]) {
+        guard let after = background.suspendAfter, var record = apps[app] else { return }
+        record.graceToken = nextToken
+        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+        apps[app] = record
+        actions.append(.armGrace(app: app, token: record.graceToken, after: after))
+    }
+
+    /// While more apps are alive than the limit, terminates the least recently used
+    /// suspended one (never an app that is busy or has opens waiting).
+    mutating func enforceLiveLimit(into actions: inout [Action]) {
+        var alive = apps.values.filter { $0.state != .notRunning && !$0.evicted }.count
+        guard alive > background.maximumLiveApps else { return }
+        let candidates = apps.filter { $0.value.state == .suspended && !$0.value.evicted && $0.value.transaction == nil && $0.value.queue.isEmpty && $0.value.pid != nil }
+            .sorted { ($0.value.lastUsed, $0.key) < ($1.value.lastUsed, $1.key) }
+        for (app, record) in candidates where alive > background.maximumLiveApps {
+            apps[app]?.evicted = true
+            actions.append(.terminate(app: app, pid: record.pid!, reason: .evicted))
+            alive -= 1
+        }
+    }
+
+    mutating func finish(app: String, now: UInt64, into actions: inout [Action]) {
+        apps[app]?.transaction = nil
+        startNext(app: app, now: now, into: &actions)
+        // An app left in the background by a background open starts its grace now.
+        if let record = apps[app], record.transaction == nil, record.state == .background, record.graceToken == 0 {
+            armGrace(app, into: &actions)
+        }
+    }
+
+    mutating func startNext(app: String, now: UInt64, into actions: inout [Action]) {
+        guard var record = apps[app], record.transaction == nil, let next = record.queue.popNext() else { return }
+        apps[app] = record
+        begin(next, app: app, now: now, into: &actions)
+    }
+
+    static func format(_ d: Duration) -> String {
+        let (s, atto) = d.components
+        let ms = s * 1000 + atto / 1_000_000_000_000_000
+        return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms) ms"
+    }
+}
