@@ -22,6 +22,12 @@ extension LaunchStateMachine {
         case suspend(app: String, pid: Int32)
         /// Let a suspended process run again.
         case resume(app: String, pid: Int32)
+        /// Close the app's connection: the runtime calls `willTerminate` and exits (quit).
+        case closeConnection(app: String)
+        /// Ask the process to end (SIGTERM); it may have ignored its closed connection.
+        case askToExit(app: String, pid: Int32)
+        /// Call `quitStepExpired(app:token:)` after `after`, unless the app exited first.
+        case armQuitStep(app: String, token: UInt64, after: Duration)
     }
 
 
@@ -35,5 +41,7 @@ extension LaunchStateMachine {
         case evicted
         /// Its connection to the daemon closed, so it can no longer be driven.
         case disconnected
+        /// Asked to quit, it outlived its closed connection and SIGTERM.
+        case quit
     }
 }

@@ -21,6 +21,9 @@ public struct LaunchStateMachine: Sendable {
         var graceToken: UInt64 = 0
         /// Terminated to make room: no longer counted as alive, its exit is awaited.
         public internal(set) var evicted = false
+        /// Asked to quit (`lsctl quit`): which step it is at, and the step timer's token.
+        public internal(set) var quitting: QuitStep?
+        var quitToken: UInt64 = 0
     }
 
     struct Transaction: Sendable, Equatable {
@@ -74,7 +77,8 @@ public struct LaunchStateMachine: Sendable {
             return [.reply(requestToken: request.token, .failure(OpenError(.unavailable, "launchservicesd is shutting down"), app: app))]
         }
         var record = apps[app, default: AppRecord()]
-        if record.transaction != nil {
+        // Behind an open in progress, or behind a quit: the exit starts the next one cold.
+        if record.transaction != nil || record.quitting != nil {
             record.queue.append(request)
             apps[app] = record
             return []
@@ -216,6 +220,8 @@ public struct LaunchStateMachine: Sendable {
         record.transaction = nil
         record.graceToken = 0
         record.evicted = false
+        record.quitting = nil
+        record.quitToken = 0
         apps[app] = record
         if frontmost == app { frontmost = nil }
         startNext(app: app, now: now, into: &actions)
@@ -291,7 +297,8 @@ public struct LaunchStateMachine: Sendable {
     /// it is terminated; its exit is reported through `exited`. While stopping, the daemon
     /// closed it: the app exits by itself (and is killed only after the shutdown grace).
     public mutating func disconnected(app: String) -> [Action] {
-        guard !stopping, let record = apps[app], let pid = record.pid else { return [] }
+        // Quitting, the daemon closed the connection itself: the app is on its way out.
+        guard !stopping, let record = apps[app], record.quitting == nil, let pid = record.pid else { return [] }
         return [.terminate(app: app, pid: pid, reason: .disconnected)]
     }
 

@@ -17,6 +17,7 @@ final class ActionExecutor {
         case spawnFailed(app: String, reason: String)
         case deadlinePassed(app: String, token: UInt64)
         case graceExpired(app: String, token: UInt64)
+        case quitStepExpired(app: String, token: UInt64)
         /// A caller got its answer (it may now be closed, if it finished sending).
         case answered(ClientConnection)
     }
@@ -28,8 +29,11 @@ final class ActionExecutor {
     private let connections: ConnectionTable
     private var deadlineTasks: [String: Scheduled<Void>] = [:]
     private var graceTasks: [String: Scheduled<Void>] = [:]
+    private var quitTasks: [String: Scheduled<Void>] = [:]
     /// The opens owed an answer.
     var ledger = OpenLedger()
+    /// The recent answers, for `lsctl history`.
+    var history = OpenHistory()
     /// Set by the coordinator: where feedback goes (to the machine, then back here).
     var feedback: (Feedback) -> Void = { _ in }
     /// Set by the coordinator: the registered bundle of an app, to launch it.
@@ -78,6 +82,18 @@ final class ActionExecutor {
             case .resume(let app, let pid):
                 logger.info("resuming \(app) (pid \(pid))", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
                 supervisor.signal(app, SIGCONT)
+            case .closeConnection(let app):
+                logger.notice("quitting \(app): closing its connection (it runs willTerminate and exits)", metadata: ["bundle_id": "\(app)"])
+                connections.detach(app)?.channel.close(promise: nil)
+            case .askToExit(let app, let pid):
+                logger.warning("\(app) (pid \(pid)) is still running after its connection closed; sending SIGTERM", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
+                supervisor.signal(app, SIGTERM)
+            case .armQuitStep(let app, let token, let after):
+                quitTasks[app]?.cancel()
+                quitTasks[app] = loop.scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+                    quitTasks[app] = nil
+                    feedback(.quitStepExpired(app: app, token: token))
+                }
             }
         }
     }
@@ -86,6 +102,7 @@ final class ActionExecutor {
     func forget(_ app: String) {
         deadlineTasks.removeValue(forKey: app)?.cancel()
         graceTasks.removeValue(forKey: app)?.cancel()
+        quitTasks.removeValue(forKey: app)?.cancel()
     }
 
     /// Stops every grace timer: at shutdown the machine answers what they guarded.
@@ -102,6 +119,8 @@ final class ActionExecutor {
             return "more than \(configuration.background.maximumLiveApps) apps are alive and it is the least recently used suspended one"
         case .disconnected:
             return "its connection to launchservicesd closed, so it can no longer be driven"
+        case .quit:
+            return "it was asked to quit and ignored both its closed connection and SIGTERM"
         }
     }
 
@@ -148,6 +167,7 @@ final class ActionExecutor {
         var answered = outcome
         let now = loop.now.uptimeNanoseconds
         answered.totalNanoseconds = now >= entry.received ? now - entry.received : 0
+        history.record(source: entry.source, scheme: entry.scheme, answered)
         connections.send(Envelope(id: entry.id, .openResult(answered)), to: entry.connection)
         feedback(.answered(entry.connection))
     }

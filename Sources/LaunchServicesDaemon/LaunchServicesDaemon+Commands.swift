@@ -36,7 +36,23 @@ extension LaunchServicesDaemon {
                 send(Envelope(id: id, .queryResult(json: JSONDocument.encode(summary))), to: connection)
                 flushPending()
             }
+        case .quit(let app):
+            quit(app, id: id, from: connection, reply)
         }
+    }
+
+    /// `quit ID`: the machine ends the app step by step; the caller is answered when the
+    /// process has exited (`quitWaiters`, answered in `processExited`).
+    private func quit(_ app: String, id: UInt32, from connection: ClientConnection, _ reply: (Message) -> Void) {
+        guard registry.apps[app] != nil || machine.state(of: app) != .notRunning else {
+            return reply(.failure(OpenError(.invalidRequest, "no app with bundle id '\(app)' is registered; see lsctl apps")))
+        }
+        guard machine.state(of: app) != .notRunning, let pid = machine.pid(of: app) else {
+            return reply(.failure(OpenError(.invalidRequest, "\(app) is not running; see lsctl running")))
+        }
+        quitWaiters[app, default: []].append(QuitWaiter(connection: connection, id: id, pid: pid, started: now))
+        perform(machine.quit(app: app, grace: configuration.shutdownGrace, now: now))
+        flushPending()
     }
 
     /// Registering, unregistering and defaults change which app opens what for every caller:

@@ -24,6 +24,12 @@ extension LaunchServicesDaemon {
             return app.id == connection.identity || app.schemes.contains { visible.contains($0) && registry.handler(for: $0)?.id == app.id }
         }
         switch query {
+        case .history:
+            // Which app opened what for whom is the user's to read, not another app's.
+            guard visible == nil else {
+                return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user reads the open history (lsctl history)"))
+            }
+            return .queryResult(json: JSONDocument.encode(executor.history.entries))
         case .status:
             return .queryResult(json: JSONDocument.encode(StatusReport(
                 version: Self.version, pid: getpid(), socket: socketPath,

@@ -143,7 +143,9 @@ extension LaunchServicesDaemon {
             refusal = "no app handles the scheme '\(url.scheme)' (URL \(text)); install an app whose Info.plist declares it in CFBundleURLTypes (see: lsctl apps)"
         }
         logger.info("no handler", metadata: ["url_scheme": "\(url.scheme)", "outcome": "noHandler"])
-        send(Envelope(id: id, .openResult(.failure(OpenError(.noHandler, refusal), app: options.app))), to: connection)
+        let outcome = OpenOutcome.failure(OpenError(.noHandler, refusal), app: options.app)
+        executor.history.record(source: connection.identity, scheme: url.scheme, outcome)
+        send(Envelope(id: id, .openResult(outcome)), to: connection)
         return nil
     }
 

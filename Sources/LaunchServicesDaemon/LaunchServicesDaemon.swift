@@ -49,6 +49,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// canOpenURL denials already logged (app and scheme), so each is logged once.
     var deniedQueries: Set<String> = []
     var shuttingDown = false
+    /// `lsctl quit` callers, answered when the app has exited.
+    var quitWaiters: [String: [QuitWaiter]] = [:]
     private var serverChannel: Channel?
 
     public convenience init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String? = nil, activatedSocket: Int32? = nil, loop: EventLoop, logger: Logger) {
@@ -186,6 +188,9 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         case .graceExpired(let app, let token):
             perform(machine.graceExpired(app: app, token: token, now: now))
             flushPending()
+        case .quitStepExpired(let app, let token):
+            perform(machine.quitStepExpired(app: app, token: token, grace: configuration.shutdownGrace))
+            flushPending()
         case .answered(let connection):
             if connection.finishedSending { closeIfDone(connection) }
         }
@@ -196,6 +201,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         executor.forget(app)
         if let connection = connections.detach(app) { connection.channel.close(promise: nil) }
         logger.info("\(app) \(status)", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])
+        answerQuitWaiters(app, step: machine.apps[app]?.quitting, status: status)
         perform(machine.exited(app: app, status: status, now: now))
         flushPending()
     }

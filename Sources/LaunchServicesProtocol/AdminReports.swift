@@ -267,3 +267,55 @@ public struct DebugStallReport: Codable, Sendable, Equatable {
 
     public init(stalling: Bool) { self.stalling = stalling }
 }
+
+/// One line of `lsctl history`: an open as the daemon answered it. Never the URL itself
+/// (it may carry secrets): its scheme only.
+public struct HistoryEntry: Codable, Sendable, Equatable {
+    /// When it was answered, ISO-8601 UTC with milliseconds.
+    public var time: String
+    /// Who asked (the verified source application).
+    public var source: String
+    public var scheme: String
+    public var app: String?
+    /// `cold`, `warm`, `resumed` or `hot`; absent when the open never reached an app.
+    public var launchState: String?
+    /// `opened`, or the error code.
+    public var outcome: String
+    public var method: String?
+    /// Milliseconds per phase, in order.
+    public var phasesMs: [String: Double]
+    /// The daemon's total, request in to answer out.
+    public var totalMs: Double?
+
+    public init(time: String, source: String, scheme: String, app: String?, launchState: String?, outcome: String, method: String?, phasesMs: [String: Double], totalMs: Double?) {
+        self.time = time
+        self.source = source
+        self.scheme = scheme
+        self.app = app
+        self.launchState = launchState
+        self.outcome = outcome
+        self.method = method
+        self.phasesMs = phasesMs
+        self.totalMs = totalMs
+    }
+}
+
+/// The answer to `quit ID`, sent once the app has exited.
+public struct QuitReport: Codable, Sendable, Equatable {
+    public var quit: String
+    public var pid: Int32?
+    /// How it ended: `exited` (after its connection closed, on its own), `terminated`
+    /// (by SIGTERM) or `killed` (SIGKILL).
+    public var ended: String
+    /// The exit status as text, e.g. `exited with status 0`.
+    public var status: String
+    public var seconds: Double
+
+    public init(quit: String, pid: Int32?, ended: String, status: String, seconds: Double) {
+        self.quit = quit
+        self.pid = pid
+        self.ended = ended
+        self.status = status
+        self.seconds = seconds
+    }
+}

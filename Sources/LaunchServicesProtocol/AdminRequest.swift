@@ -40,6 +40,8 @@ public enum AdminQuery: String, CaseIterable, Sendable, Equatable {
     case running
     /// `[PasteboardReport]`.
     case pasteboards
+    /// `[HistoryEntry]`: the recent opens, oldest first (added in 0.2; the user's tools only).
+    case history
 
     /// The topic on the wire.
     public var topic: String { rawValue }
@@ -80,6 +82,8 @@ public enum AdminVerb: String, CaseIterable, Sendable, Equatable {
     case clearDefault = "clear-default"
     case explain
     case rescan
+    /// Added in 0.2.
+    case quit
 
     /// The spelling on the wire.
     public var verb: String { rawValue }
@@ -87,7 +91,7 @@ public enum AdminVerb: String, CaseIterable, Sendable, Equatable {
     /// How many arguments the verb takes.
     public var argumentCounts: ClosedRange<Int> {
         switch self {
-        case .register, .unregister, .clearDefault, .explain: return 1...1
+        case .register, .unregister, .clearDefault, .explain, .quit: return 1...1
         case .default: return 1...2
         case .rescan: return 0...0
         }
@@ -102,6 +106,7 @@ public enum AdminVerb: String, CaseIterable, Sendable, Equatable {
         case .clearDefault: return "clear-default SCHEME"
         case .explain: return "explain URL"
         case .rescan: return "rescan"
+        case .quit: return "quit ID"
         }
     }
 
@@ -109,7 +114,7 @@ public enum AdminVerb: String, CaseIterable, Sendable, Equatable {
     /// defaults change which app opens what for every caller.
     public var userOnly: Bool {
         switch self {
-        case .register, .unregister, .default, .clearDefault: return true
+        case .register, .unregister, .default, .clearDefault, .quit: return true
         case .explain, .rescan: return false
         }
     }
@@ -131,6 +136,8 @@ public enum AdminCommand: Sendable, Equatable {
     case explain(url: String)
     /// `rescan` → `RescanSummary`.
     case rescan
+    /// `quit ID` → `QuitReport`, once the app has exited (added in 0.2).
+    case quit(id: String)
 
     public var adminVerb: AdminVerb {
         switch self {
@@ -140,6 +147,7 @@ public enum AdminCommand: Sendable, Equatable {
         case .clearDefault: return .clearDefault
         case .explain: return .explain
         case .rescan: return .rescan
+        case .quit: return .quit
         }
     }
 
@@ -156,6 +164,7 @@ public enum AdminCommand: Sendable, Equatable {
         case .clearDefault(let scheme): return [scheme]
         case .explain(let url): return [url]
         case .rescan: return []
+        case .quit(let id): return [id]
         }
     }
 
@@ -172,6 +181,7 @@ public enum AdminCommand: Sendable, Equatable {
         case .clearDefault: self = .clearDefault(scheme: arguments[0])
         case .explain: self = .explain(url: arguments[0])
         case .rescan: self = .rescan
+        case .quit: self = .quit(id: arguments[0])
         }
     }
 

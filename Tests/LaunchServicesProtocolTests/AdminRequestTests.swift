@@ -9,6 +9,7 @@ struct AdminRequestTests {
     static let queries: [(AdminQuery, String)] = [
         (.status, "status"), (.apps, "apps"), (.schemes, "schemes"),
         (.conflicts, "conflicts"), (.running, "running"), (.pasteboards, "pasteboards"),
+        (.history, "history"),
     ]
 
     /// Every command shape with its verb and arguments, as the wire has always spelled them.
@@ -20,6 +21,7 @@ struct AdminRequestTests {
         (.clearDefault(scheme: "xyz"), "clear-default", ["xyz"]),
         (.explain(url: "xyz://a/b?c=d"), "explain", ["xyz://a/b?c=d"]),
         (.rescan, "rescan", []),
+        (.quit(id: "com.example.x"), "quit", ["com.example.x"]),
     ]
 
     @Test("every query is listed, with its topic", arguments: queries.indices)
@@ -32,7 +34,7 @@ struct AdminRequestTests {
         #expect(AdminRequest.query(query).message == .query(topic: topic))
     }
 
-    @Test("the query list is exactly the six topics")
+    @Test("the query list is exactly the seven topics")
     func queryList() {
         #expect(AdminQuery.allCases.map(\.topic) == Self.queries.map(\.1))
     }
@@ -51,7 +53,7 @@ struct AdminRequestTests {
     @Test("every verb is covered by the samples")
     func verbsCovered() {
         #expect(Set(Self.commands.map(\.0.adminVerb)) == Set(AdminVerb.allCases))
-        #expect(AdminVerb.allCases.filter(\.userOnly) == [.register, .unregister, .default, .clearDefault])
+        #expect(AdminVerb.allCases.filter(\.userOnly) == [.register, .unregister, .default, .clearDefault, .quit])
     }
 
     @Test("an unknown topic is refused, naming the known ones")
@@ -61,7 +63,7 @@ struct AdminRequestTests {
             #expect(AdminRequest.parse(.query(topic: topic)) == .failure(.unknownQuery(topic: topic)))
         }
         #expect(AdminRequestError.unknownQuery(topic: "x").description
-                == "unknown query 'x'; known: status, apps, schemes, conflicts, running, pasteboards")
+                == "unknown query 'x'; known: status, apps, schemes, conflicts, running, pasteboards, history")
     }
 
     @Test("an unknown verb or a wrong number of arguments is refused, naming the known ones")
@@ -70,7 +72,7 @@ struct AdminRequestTests {
             ("nonsense", []), ("Register", ["/x"]), ("register", []), ("register", ["/a", "/b"]),
             ("unregister", []), ("default", []), ("default", ["a", "b", "c"]), ("clear-default", []),
             ("clear-default", ["a", "b"]), ("explain", []), ("explain", ["a", "b"]), ("rescan", ["now"]),
-            ("status", []), ("debug-stall", []),
+            ("status", []), ("debug-stall", []), ("quit", []), ("quit", ["a", "b"]),
         ]
         for (verb, arguments) in refused {
             let error = AdminRequestError.unknownCommand(verb: verb, argumentCount: arguments.count)
@@ -78,7 +80,7 @@ struct AdminRequestTests {
             #expect(AdminRequest.parse(.command(verb: verb, arguments: arguments)) == .failure(error))
         }
         #expect(AdminRequestError.unknownCommand(verb: "rescan", argumentCount: 1).description
-                == "unknown command 'rescan' with 1 argument(s); known: register PATH, unregister ID, default SCHEME [ID], clear-default SCHEME, explain URL, rescan")
+                == "unknown command 'rescan' with 1 argument(s); known: register PATH, unregister ID, default SCHEME [ID], clear-default SCHEME, explain URL, rescan, quit ID")
     }
 
     @Test("debug-stall is a debug hook, not a query")

@@ -23,6 +23,8 @@ import LaunchServicesClient
 ///   --child-run=COMMAND             in didFinishLaunching, run COMMAND through /bin/sh (a
 ///                                   process the app starts) and record its exit status
 ///   --open-delay=MS                 in every open, take MS milliseconds before answering
+///   --terminate=exit|stay|stay-ignoring-term   in willTerminate: return and exit (default),
+///                                   stay alive, or stay alive and ignore SIGTERM too
 ///   --open=hang-first               hang in the first open of all copies of this app (a
 ///                                   marker file beside the log), answer YES afterwards
 struct Behavior {
@@ -38,6 +40,7 @@ struct Behavior {
     var unregister: String?
     var childRun: String?
     var openDelay: UInt32 = 0
+    var terminate = "exit"
 
     init(arguments: [String]) {
         for argument in arguments {
@@ -56,6 +59,7 @@ struct Behavior {
             case "--unregister": unregister = parts[1]
             case "--child-run": childRun = parts[1]
             case "--open-delay": openDelay = UInt32(parts[1]) ?? 0
+            case "--terminate": terminate = parts[1]
             default: StandardStreams.error("lstestapp: unknown argument \(argument)\n")
             }
         }
@@ -169,6 +173,12 @@ extension ApplicationDelegate where Self: TestDelegate {
     func willResignActive(_ application: Application) { notified("willResignActive", application) }
     func didEnterBackground(_ application: Application) { notified("didEnterBackground", application) }
     func willEnterForeground(_ application: Application) { notified("willEnterForeground", application) }
+    func willTerminate(_ application: Application) {
+        behavior.record("willTerminate")
+        guard behavior.terminate != "exit" else { return }
+        if behavior.terminate == "stay-ignoring-term" { signal(SIGTERM, SIG_IGN) }
+        while true { sleep(1000) }
+    }
 }
 
 final class ModernDelegate: TestDelegate, ApplicationDelegate {

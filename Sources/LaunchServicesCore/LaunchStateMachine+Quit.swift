@@ -1,0 +1,62 @@
+/// Quitting an app (`lsctl quit`), the way the daemon ends one: its connection closes (the
+/// runtime calls `willTerminate` and exits); if it is still alive after the step's grace it
+/// gets SIGTERM; after another grace, SIGKILL. Opens waiting for it are answered first.
+extension LaunchStateMachine {
+    /// How far a quit has got.
+    public enum QuitStep: String, Sendable, Equatable {
+        /// The connection was closed; the app should exit on its own.
+        case closed
+        /// It did not: SIGTERM was sent.
+        case asked
+        /// Nor then: SIGKILL was sent.
+        case killed
+    }
+
+    /// The user asked `app` to quit; `grace` is how long each step waits. Nothing happens for
+    /// an app that is not running or already quitting (the daemon answers that itself).
+    public mutating func quit(app: String, grace: Duration, now: UInt64) -> [Action] {
+        guard !stopping, var record = apps[app], record.state != .notRunning, record.quitting == nil, let pid = record.pid else { return [] }
+        var actions: [Action] = []
+        for token in record.queue.tokens {
+            actions.append(.reply(requestToken: token, .failure(OpenError(.unavailable, "\(app) was asked to quit before this open began"), app: app)))
+        }
+        record.queue = FairOpenQueue()
+        if var tx = record.transaction, !tx.replied {
+            tx.replied = true
+            record.transaction = tx
+            actions.append(Self.reply(tx, .failure(OpenError(.unavailable, phase: tx.phase, "\(app) was asked to quit during \(tx.phase.rawValue)"), app: app, launched: tx.cold, timings: tx.timings)))
+        }
+        if record.state == .suspended {
+            // A stopped process could not notice its connection closing.
+            actions.append(.resume(app: app, pid: pid))
+        }
+        record.graceToken = 0
+        record.quitting = .closed
+        record.quitToken = nextToken
+        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+        apps[app] = record
+        actions.append(.closeConnection(app: app))
+        actions.append(.armQuitStep(app: app, token: record.quitToken, after: grace))
+        return actions
+    }
+
+    /// A quit step's grace passed and the app is still alive: the next, harder step.
+    public mutating func quitStepExpired(app: String, token: UInt64, grace: Duration) -> [Action] {
+        guard var record = apps[app], token != 0, record.quitToken == token, let step = record.quitting, let pid = record.pid else { return [] }
+        switch step {
+        case .closed:
+            record.quitting = .asked
+            record.quitToken = nextToken
+            nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+            apps[app] = record
+            return [.askToExit(app: app, pid: pid), .armQuitStep(app: app, token: record.quitToken, after: grace)]
+        case .asked:
+            record.quitting = .killed
+            record.quitToken = 0
+            apps[app] = record
+            return [.terminate(app: app, pid: pid, reason: .quit)]
+        case .killed:
+            return []
+        }
+    }
+}

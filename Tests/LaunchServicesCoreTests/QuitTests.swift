@@ -1,0 +1,55 @@
+import LaunchServicesCore
+import Testing
+
+/// `lsctl quit`: the machine ends an app step by step, exact actions.
+extension LaunchStateMachineEventTests {
+    @Test("quit: the connection closes first; still alive after the grace, SIGTERM; then SIGKILL with reason quit")
+    func quitSteps() {
+        var m = machine()
+        _ = coldOpen(&m, app: "a", token: 100, pid: 42)
+        let first = m.quit(app: "a", grace: .seconds(2), now: 1_000)
+        guard case .armQuitStep(_, let token1, _)? = first.last else {
+            Issue.record("no quit step armed: \(first)")
+            return
+        }
+        #expect(first == [.closeConnection(app: "a"), .armQuitStep(app: "a", token: token1, after: .seconds(2))])
+        #expect(m.apps["a"]?.quitting == .closed)
+        #expect(m.disconnected(app: "a").isEmpty, "the daemon closed it: no kill for a lost connection")
+        #expect(m.quit(app: "a", grace: .seconds(2), now: 1_001).isEmpty, "a second quit changes nothing")
+        let second = m.quitStepExpired(app: "a", token: token1, grace: .seconds(2))
+        #expect(second == [.askToExit(app: "a", pid: 42), .armQuitStep(app: "a", token: token1 + 1, after: .seconds(2))])
+        #expect(m.quitStepExpired(app: "a", token: token1, grace: .seconds(2)).isEmpty, "a stale step does nothing")
+        #expect(m.quitStepExpired(app: "a", token: token1 + 1, grace: .seconds(2)) == [.terminate(app: "a", pid: 42, reason: .quit)])
+        _ = m.exited(app: "a", status: .signaled(9), now: 5_000)
+        #expect(m.state(of: "a") == .notRunning)
+        #expect(m.apps["a"]?.quitting == nil)
+    }
+
+    @Test("quit answers the opens waiting for the app, resumes a suspended one first, and an open during the quit waits and then launches cold")
+    func quitAnswersAndQueues() {
+        var m = machine()
+        _ = coldOpen(&m, app: "a", token: 100, pid: 42)
+        let toBack = coldOpen(&m, app: "b", token: 200, pid: 43, base: 100)
+        let grace = toBack.compactMap { action -> UInt64? in
+            if case .armGrace(let app, let token, _) = action, app == "a" { return token }
+            return nil
+        }.first ?? 0
+        #expect(m.graceExpired(app: "a", token: grace, now: 40 * Self.second) == [.suspend(app: "a", pid: 42)])
+        let quit = m.quit(app: "a", grace: .seconds(2), now: 41 * Self.second)
+        #expect(quit.first == .resume(app: "a", pid: 42))
+        #expect(quit.contains(.closeConnection(app: "a")))
+        #expect(m.open(request(300), app: "a", now: 41 * Self.second + 1).isEmpty, "queued behind the quit")
+        let exit = m.exited(app: "a", status: .exited(0), now: 42 * Self.second)
+        #expect(exit.contains(.spawn(app: "a")), "the queued open launches a fresh copy")
+
+        let busy = m.open(request(400), app: "b", now: 43 * Self.second)
+        #expect(!busy.isEmpty)
+        #expect(m.open(request(401), app: "b", now: 43 * Self.second).isEmpty)
+        let quitB = m.quit(app: "b", grace: .seconds(2), now: 44 * Self.second)
+        let answered = quitB.compactMap { action -> UInt64? in
+            if case .reply(let token, let outcome) = action, outcome.error?.code == .unavailable { return token }
+            return nil
+        }
+        #expect(Set(answered) == [400, 401], "the open in progress and the queued one are both answered")
+    }
+}
