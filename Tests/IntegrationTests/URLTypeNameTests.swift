@@ -36,6 +36,40 @@ struct URLTypeNameTests {
         #expect(try h.lsctl("apps").stdout.contains("\(Self.full): fullapp"))
     }
 
+    @Test("an app asking sees only the URL types of the schemes it may query, and its own in full")
+    func appSeesOnlyQueryable() throws {
+        let out = try AppIdentityTests.scratchFolder("lsurlname")
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let lsctl = DaemonHarness.binary("lsctl")
+        let script = "\(lsctl) apps --json >\(out)/apps.json 2>&1; \(lsctl) schemes --json >\(out)/schemes.json 2>&1"
+        var asker = TestApp.test("asker", schemes: ["asker"], "--child-run=\(script)")
+        asker.queriesSchemes = ["alpha"]
+        let alpha = TestApp(folder: "alpha", id: "test.alpha", schemes: [], executable: "lstestapp", rawPlist: """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+            <key>CFBundleIdentifier</key><string>test.alpha</string><key>CFBundleExecutable</key><string>lstestapp</string>
+            <key>CFBundleURLTypes</key><array>
+            <dict><key>CFBundleURLName</key><string>com.acme.alpha</string><key>CFBundleURLSchemes</key><array><string>alpha</string></array></dict>
+            <dict><key>CFBundleURLName</key><string>com.acme.secret</string><key>CFBundleURLSchemes</key><array><string>secret</string></array></dict>
+            </array></dict></plist>
+            """)
+        let h = try DaemonHarness(apps: [alpha, asker])
+        defer { h.stop() }
+        // The user sees both URL types.
+        let all = try h.lsctl("apps", "--json").decode([AppReport].self).first { $0.id == "test.alpha" }
+        #expect(all?.urlTypes.map(\.name) == ["com.acme.alpha", "com.acme.secret"], "\(String(describing: all))")
+
+        #expect(try h.lsopen("asker:go").status == 0)
+        try h.eventually("the child's queries ran") { h.eventNames().contains { $0.hasPrefix("childRun -> ") } }
+        let apps = try JSONDecoder().decode([AppReport].self, from: Data(contentsOf: URL(fileURLWithPath: out + "/apps.json")))
+        #expect(apps.map(\.id) == ["test.alpha", "test.asker"], "\(apps)")
+        #expect(apps.first { $0.id == "test.alpha" }?.urlTypes == [URLTypeReport(name: "com.acme.alpha", schemes: ["alpha"])],
+                "not com.acme.secret: \(apps)")
+        #expect(apps.first { $0.id == "test.asker" }?.urlTypes == [URLTypeReport(name: "test.asker", schemes: ["asker"])], "its own: \(apps)")
+        let schemes = try JSONDecoder().decode([SchemeReport].self, from: Data(contentsOf: URL(fileURLWithPath: out + "/schemes.json")))
+        #expect(schemes.map(\.scheme) == ["alpha"] && schemes.first?.kind == "com.acme.alpha", "\(schemes)")
+    }
+
     @Test("a registry written by schema v2 keeps every registration; its apps get no names until scanned again")
     func migrationFromV2() throws {
         let h = try DaemonHarness(apps: [try .demo("liteapp")])
