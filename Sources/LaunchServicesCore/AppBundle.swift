@@ -13,15 +13,40 @@ public struct AppBundle: Hashable, Sendable {
     public var schemes: [URLScheme]
     /// `LSApplicationQueriesSchemes`: the only schemes this app may ask `canOpenURL` about.
     public var queriesSchemes: Set<URLScheme>
+    /// The `CFBundleURLTypes` entries in declaration order: each one's `CFBundleURLName` (the
+    /// kind of URL, e.g. `com.acme.todolist`; `nil` when not given) and its schemes, normalized,
+    /// without duplicates within the entry. Empty for a registration saved before names were kept.
+    public var urlTypes: [URLType]
 
-    public init(id: String, name: String, path: String, executable: String, schemes: [URLScheme], queriesSchemes: Set<URLScheme> = []) {
+    /// One `CFBundleURLTypes` entry, validated.
+    public struct URLType: Hashable, Sendable {
+        public var name: String?
+        public var schemes: [URLScheme]
+
+        public init(name: String?, schemes: [URLScheme]) {
+            self.name = name
+            self.schemes = schemes
+        }
+    }
+
+    public init(id: String, name: String, path: String, executable: String, schemes: [URLScheme], queriesSchemes: Set<URLScheme> = [],
+                urlTypes: [URLType] = []) {
         self.id = id
         self.name = name
         self.path = path
         self.executable = executable
         self.schemes = schemes
         self.queriesSchemes = queriesSchemes
+        self.urlTypes = urlTypes
     }
+
+    /// The `CFBundleURLName` of the first URL type that declares `scheme`, if it has one.
+    public func kind(of scheme: URLScheme) -> String? {
+        urlTypes.first { $0.schemes.contains(scheme) }?.name
+    }
+
+    /// A `CFBundleURLName` is at most this many UTF-8 bytes.
+    public static let maximumURLNameBytes = 255
 
     /// The executable's absolute path.
     public var executablePath: String { path.hasSuffix("/") ? path + executable : path + "/" + executable }
@@ -46,10 +71,16 @@ public struct AppBundle: Hashable, Sendable {
         }
         var schemes: [URLScheme] = []
         var seen: Set<URLScheme> = []
+        var urlTypes: [URLType] = []
         for (index, type) in (plist.urlTypes ?? []).enumerated() {
+            if let name = type.name, let problem = Self.urlNameProblem(name) {
+                throw BundleError(path: path, key: "CFBundleURLTypes[\(index)].CFBundleURLName", problem: problem)
+            }
             guard let declared = type.schemes, !declared.isEmpty else {
                 throw BundleError(path: path, key: "CFBundleURLTypes[\(index)].CFBundleURLSchemes", problem: "is missing or empty; list at least one scheme")
             }
+            var typeSchemes: [URLScheme] = []
+            var typeSeen: Set<URLScheme> = []
             for text in declared {
                 let scheme: URLScheme
                 do {
@@ -62,7 +93,9 @@ public struct AppBundle: Hashable, Sendable {
                 }
                 // A set beside the list: a 1 MiB plist can declare tens of thousands of schemes.
                 if seen.insert(scheme).inserted { schemes.append(scheme) }
+                if typeSeen.insert(scheme).inserted { typeSchemes.append(scheme) }
             }
+            urlTypes.append(URLType(name: type.name, schemes: typeSchemes))
         }
         let queries = plist.queriesSchemes ?? []
         guard queries.count <= Self.maximumQueriesSchemes else {
@@ -76,7 +109,20 @@ public struct AppBundle: Hashable, Sendable {
                 throw BundleError(path: path, key: "LSApplicationQueriesSchemes", problem: error.description)
             }
         }
-        self.init(id: id, name: plist.bundleName ?? id, path: path, executable: executable, schemes: schemes, queriesSchemes: queriesSchemes)
+        self.init(id: id, name: plist.bundleName ?? id, path: path, executable: executable, schemes: schemes, queriesSchemes: queriesSchemes, urlTypes: urlTypes)
+    }
+
+    /// Why `name` cannot be a `CFBundleURLName`, or `nil` when it can: not empty, at most
+    /// `maximumURLNameBytes` UTF-8 bytes, no control characters.
+    static func urlNameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "is empty; name the kind of URL, such as com.example.app, or leave the key out" }
+        if name.utf8.count > maximumURLNameBytes {
+            return "is \(name.utf8.count) bytes long; at most \(maximumURLNameBytes) are allowed"
+        }
+        if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }) {
+            return "contains a control character; use a name such as com.example.app"
+        }
+        return nil
     }
 
     static func isValidIdentifier(_ id: String) -> Bool {

@@ -186,6 +186,7 @@ extension LaunchServicesDaemon {
         }
         return .queryResult(json: JSONDocument.encode(ExplainReport(
             url: url ?? "\(scheme):", scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue,
-            why: why, claimants: resolution.claimants, userDefault: userDefault, claims: resolution.claims.map(ClaimReport.init))))
+            why: why, claimants: resolution.claimants, userDefault: userDefault, claims: resolution.claims.map(ClaimReport.init),
+            kind: resolution.app.kind(of: scheme))))
     }
 }

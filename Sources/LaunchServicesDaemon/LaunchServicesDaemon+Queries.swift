@@ -46,14 +46,19 @@ extension LaunchServicesDaemon {
                 let own = visible == nil || app.id == connection.identity
                 return AppReport(id: app.id, name: app.name, path: app.path, executable: app.executable,
                                  schemes: app.schemes.filter { own || visible!.contains($0) }.map(\.normalized),
-                                 queriesSchemes: own ? app.queriesSchemes.map(\.normalized).sorted() : [])
+                                 queriesSchemes: own ? app.queriesSchemes.map(\.normalized).sorted() : [],
+                                 // Another app's URL types: only their visible schemes, and only the types that have one.
+                                 urlTypes: app.urlTypes.compactMap { type in
+                                     let schemes = type.schemes.filter { own || visible!.contains($0) }
+                                     return schemes.isEmpty ? nil : URLTypeReport(name: type.name, schemes: schemes.map(\.normalized))
+                                 })
             }))
         case .schemes, .conflicts:
             let rows = registry.claimants.keys.sorted().compactMap { scheme -> SchemeReport? in
                 guard visible?.contains(scheme) ?? true else { return nil }
                 guard let resolution = registry.resolve(scheme), query == .schemes || resolution.claimants.count > 1 else { return nil }
                 return SchemeReport(scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue, claimants: resolution.claimants,
-                                    claims: resolution.claims.map(ClaimReport.init))
+                                    claims: resolution.claims.map(ClaimReport.init), kind: resolution.app.kind(of: scheme))
             }
             return .queryResult(json: JSONDocument.encode(rows))
         case .pasteboards:

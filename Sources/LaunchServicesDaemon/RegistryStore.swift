@@ -55,6 +55,14 @@ public final class RegistryStore: Sendable {
                 }
                 try db.execute(sql: "UPDATE app SET registeredAt = ?", arguments: [Self.millisecondsNow()])
             }
+            // v3: each URL type's CFBundleURLName with its schemes (`URLTypesColumn`). Apps
+            // saved before get '' (no URL types known): their schemes, times and source stay;
+            // the names come with the next registration or scan of the bundle.
+            migrator.registerMigration("v3") { db in
+                try db.alter(table: "app") { t in
+                    t.add(column: "urlTypes", .text).notNull().defaults(to: "")
+                }
+            }
         }
     }
 
@@ -66,7 +74,7 @@ public final class RegistryStore: Sendable {
                 let schemes = (row["schemes"] as String).split(separator: " ").compactMap { try? URLScheme(validating: String($0)) }
                 let queries = (row["queriesSchemes"] as String).split(separator: " ").compactMap { try? URLScheme(validating: String($0)) }
                 let app = AppBundle(id: row["id"], name: row["name"], path: row["path"], executable: row["executable"],
-                                    schemes: schemes, queriesSchemes: Set(queries))
+                                    schemes: schemes, queriesSchemes: Set(queries), urlTypes: URLTypesColumn.decode(row["urlTypes"]))
                 apps.append(Stored(app: app, source: Source(rawValue: row["source"]) ?? .manual, registeredAt: row["registeredAt"]))
             }
             var defaults: [URLScheme: String] = [:]
@@ -85,10 +93,11 @@ public final class RegistryStore: Sendable {
 
     static func insert(_ app: AppBundle, source: Source, registeredAt: Int64, _ db: Database) throws {
         try db.execute(sql: """
-            INSERT OR REPLACE INTO app (id, name, path, executable, schemes, queriesSchemes, source, registeredAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO app (id, name, path, executable, schemes, queriesSchemes, source, registeredAt, urlTypes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [app.id, app.name, app.path, app.executable,
                              app.schemes.map(\.normalized).joined(separator: " "),
-                             app.queriesSchemes.map(\.normalized).sorted().joined(separator: " "), source.rawValue, registeredAt])
+                             app.queriesSchemes.map(\.normalized).sorted().joined(separator: " "), source.rawValue, registeredAt,
+                             URLTypesColumn.encode(app.urlTypes)])
     }
 
     /// Replaces the set of folder registrations in one transaction.
@@ -115,6 +124,32 @@ public final class RegistryStore: Sendable {
             } else {
                 try db.execute(sql: "DELETE FROM schemeDefault WHERE scheme = ?", arguments: [scheme.normalized])
             }
+        }
+    }
+}
+
+/// The `app.urlTypes` column: a JSON array of `{"name": …, "schemes": […]}` (name left out
+/// when the URL type has none). '' (a row saved before v3) or anything unreadable is no URL
+/// types; a scheme that no longer validates is dropped, as in the `schemes` column.
+enum URLTypesColumn {
+    private struct Entry: Codable {
+        var name: String?
+        var schemes: [String]
+    }
+
+    static func encode(_ types: [AppBundle.URLType]) -> String {
+        let entries = types.map { Entry(name: $0.name, schemes: $0.schemes.map(\.normalized)) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(entries) else { return "" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func decode(_ text: String?) -> [AppBundle.URLType] {
+        guard let text, !text.isEmpty, let entries = try? JSONDecoder().decode([Entry].self, from: Data(text.utf8)) else { return [] }
+        return entries.compactMap { entry in
+            let schemes = entry.schemes.compactMap { try? URLScheme(validating: $0) }
+            return schemes.isEmpty ? nil : AppBundle.URLType(name: entry.name, schemes: schemes)
         }
     }
 }

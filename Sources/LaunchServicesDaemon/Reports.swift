@@ -29,7 +29,14 @@ extension PasteboardReport {
 extension AppReport {
     init(_ app: AppBundle) {
         self.init(id: app.id, name: app.name, path: app.path, executable: app.executable,
-                  schemes: app.schemes.map(\.normalized), queriesSchemes: app.queriesSchemes.map(\.normalized).sorted())
+                  schemes: app.schemes.map(\.normalized), queriesSchemes: app.queriesSchemes.map(\.normalized).sorted(),
+                  urlTypes: app.urlTypes.map(URLTypeReport.init))
+    }
+}
+
+extension URLTypeReport {
+    init(_ type: AppBundle.URLType) {
+        self.init(name: type.name, schemes: type.schemes.map(\.normalized))
     }
 }
 

@@ -52,14 +52,42 @@ public struct AppReport: Codable, Sendable, Equatable {
     public var executable: String
     public var schemes: [String]
     public var queriesSchemes: [String]
+    /// The app's `CFBundleURLTypes` entries in declaration order: each one's `CFBundleURLName`
+    /// and schemes. Empty when decoded from a daemon that did not send it, and for a
+    /// registration saved before names were kept.
+    public var urlTypes: [URLTypeReport]
 
-    public init(id: String, name: String, path: String, executable: String, schemes: [String], queriesSchemes: [String]) {
+    public init(id: String, name: String, path: String, executable: String, schemes: [String], queriesSchemes: [String],
+                urlTypes: [URLTypeReport] = []) {
         self.id = id
         self.name = name
         self.path = path
         self.executable = executable
         self.schemes = schemes
         self.queriesSchemes = queriesSchemes
+        self.urlTypes = urlTypes
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, name, path, executable, schemes, queriesSchemes, urlTypes }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try c.decode(String.self, forKey: .id), name: try c.decode(String.self, forKey: .name),
+                  path: try c.decode(String.self, forKey: .path), executable: try c.decode(String.self, forKey: .executable),
+                  schemes: try c.decode([String].self, forKey: .schemes), queriesSchemes: try c.decode([String].self, forKey: .queriesSchemes),
+                  urlTypes: try c.decodeIfPresent([URLTypeReport].self, forKey: .urlTypes) ?? [])
+    }
+}
+
+/// One `CFBundleURLTypes` entry of an app: its `CFBundleURLName` (the kind of URL, absent
+/// when the entry has none) and its schemes, lowercase, in declaration order.
+public struct URLTypeReport: Codable, Sendable, Equatable {
+    public var name: String?
+    public var schemes: [String]
+
+    public init(name: String?, schemes: [String]) {
+        self.name = name
+        self.schemes = schemes
     }
 }
 
@@ -87,22 +115,27 @@ public struct SchemeReport: Codable, Sendable, Equatable {
     /// Every claim in the rule's order: earliest registration first, ties by bundle id.
     /// Empty when decoded from a daemon that did not send it.
     public var claims: [ClaimReport]
+    /// The `CFBundleURLName` under which `app` declares the scheme (its kind); absent when
+    /// that URL type has no name, and from a daemon that did not send it.
+    public var kind: String?
 
-    public init(scheme: String, app: String, reason: String, claimants: [String], claims: [ClaimReport] = []) {
+    public init(scheme: String, app: String, reason: String, claimants: [String], claims: [ClaimReport] = [], kind: String? = nil) {
         self.scheme = scheme
         self.app = app
         self.reason = reason
         self.claimants = claimants
         self.claims = claims
+        self.kind = kind
     }
 
-    private enum CodingKeys: String, CodingKey { case scheme, app, reason, claimants, claims }
+    private enum CodingKeys: String, CodingKey { case scheme, app, reason, claimants, claims, kind }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(scheme: try c.decode(String.self, forKey: .scheme), app: try c.decode(String.self, forKey: .app),
                   reason: try c.decode(String.self, forKey: .reason), claimants: try c.decode([String].self, forKey: .claimants),
-                  claims: try c.decodeIfPresent([ClaimReport].self, forKey: .claims) ?? [])
+                  claims: try c.decodeIfPresent([ClaimReport].self, forKey: .claims) ?? [],
+                  kind: try c.decodeIfPresent(String.self, forKey: .kind))
     }
 }
 
@@ -120,9 +153,12 @@ public struct ExplainReport: Codable, Sendable, Equatable {
     public var userDefault: String?
     /// Every claim in the rule's order, with since when (see `SchemeReport.claims`).
     public var claims: [ClaimReport]
+    /// The `CFBundleURLName` under which `app` declares the scheme (see `SchemeReport.kind`);
+    /// absent when there is no app or its URL type has no name.
+    public var kind: String?
 
     public init(url: String, scheme: String, app: String?, reason: String, why: String, claimants: [String], userDefault: String?,
-                claims: [ClaimReport] = []) {
+                claims: [ClaimReport] = [], kind: String? = nil) {
         self.url = url
         self.scheme = scheme
         self.app = app
@@ -131,9 +167,10 @@ public struct ExplainReport: Codable, Sendable, Equatable {
         self.claimants = claimants
         self.userDefault = userDefault
         self.claims = claims
+        self.kind = kind
     }
 
-    private enum CodingKeys: String, CodingKey { case url, scheme, app, reason, why, claimants, userDefault, claims }
+    private enum CodingKeys: String, CodingKey { case url, scheme, app, reason, why, claimants, userDefault, claims, kind }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -141,7 +178,8 @@ public struct ExplainReport: Codable, Sendable, Equatable {
                   app: try c.decodeIfPresent(String.self, forKey: .app), reason: try c.decode(String.self, forKey: .reason),
                   why: try c.decode(String.self, forKey: .why), claimants: try c.decode([String].self, forKey: .claimants),
                   userDefault: try c.decodeIfPresent(String.self, forKey: .userDefault),
-                  claims: try c.decodeIfPresent([ClaimReport].self, forKey: .claims) ?? [])
+                  claims: try c.decodeIfPresent([ClaimReport].self, forKey: .claims) ?? [],
+                  kind: try c.decodeIfPresent(String.self, forKey: .kind))
     }
 }
 

@@ -66,6 +66,7 @@ struct CommonOptions: ParsableArguments {
 func printExplanation(_ e: ExplainReport) {
     print("\(e.url) → \(e.app ?? "no app")")
     print("  why: \(e.why)")
+    if let kind = e.kind { print("  kind: \(kind) (CFBundleURLName)") }
     if let held = e.claims.first(where: { $0.app == e.app }) { print("  registered since: \(held.since)") }
     if !e.claims.isEmpty {
         let others = e.claims.filter { $0.app != e.app }
@@ -149,8 +150,8 @@ struct Schemes: ParsableCommand {
     func run() throws {
         let rows = try options.query(.schemes, as: [SchemeReport].self)
         guard !rows.isEmpty else { return print("no schemes registered") }
-        Table.print(header: ["SCHEME", "OPENS WITH", "SINCE", "WHY", "CLAIMANTS"], rows: rows.map { row in
-            [row.scheme, row.app, row.claims.first { $0.app == row.app }?.since ?? "", row.reason, "\(row.claimants.count)"]
+        Table.print(header: ["SCHEME", "OPENS WITH", "SINCE", "WHY", "CLAIMANTS", "KIND"], rows: rows.map { row in
+            [row.scheme, row.app, row.claims.first { $0.app == row.app }?.since ?? "", row.reason, "\(row.claimants.count)", row.kind ?? "-"]
         })
     }
 }
@@ -190,7 +191,7 @@ struct Status: ParsableCommand {
 }
 
 struct Apps: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List registered apps and the schemes each declares.")
+    static let configuration = CommandConfiguration(abstract: "List registered apps, the schemes each declares, and under which CFBundleURLName.")
     @OptionGroup var options: CommonOptions
 
     func run() throws {
@@ -199,8 +200,14 @@ struct Apps: ParsableCommand {
             print("no apps registered")
             return
         }
-        let rows = apps.map { app -> [String] in [app.id, app.schemes.joined(separator: ","), app.path] }
-        Table.print(header: ["BUNDLE ID", "SCHEMES", "PATH"], rows: rows)
+        let rows = apps.map { app -> [String] in [app.id, app.schemes.joined(separator: ","), app.path, Self.urlTypes(app)] }
+        Table.print(header: ["BUNDLE ID", "SCHEMES", "PATH", "URL TYPES (NAME: SCHEMES)"], rows: rows)
+    }
+
+    /// `com.acme.todolist: todolist; (unnamed): xyz`, or `-` when none is known.
+    static func urlTypes(_ app: AppReport) -> String {
+        guard !app.urlTypes.isEmpty else { return "-" }
+        return app.urlTypes.map { "\($0.name ?? "(unnamed)"): \($0.schemes.joined(separator: ","))" }.joined(separator: "; ")
     }
 }
 

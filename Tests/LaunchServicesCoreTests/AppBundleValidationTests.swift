@@ -146,6 +146,45 @@ struct AppBundleValidationRuleTests {
         #expect(refusal(plist(types: [type(nil)], queries: ["1"]))?.key == "CFBundleURLTypes[0].CFBundleURLSchemes")
     }
 
+    @Test("CFBundleURLName: each URL type keeps its name and its own schemes, in declaration order")
+    func urlNames() throws {
+        let app = try AppBundle(validating: plist(types: [type(["Todo", "todolist", "TODO"], name: "com.acme.todolist"),
+                                                          type(["xyz", "todo"], name: "com.acme.xyz"), type(["plain"], name: nil)]),
+                                path: Self.path)
+        #expect(app.urlTypes.map(\.name) == ["com.acme.todolist", "com.acme.xyz", nil])
+        #expect(app.urlTypes.map { $0.schemes.map(\.normalized) } == [["todo", "todolist"], ["xyz", "todo"], ["plain"]])
+        #expect(app.schemes.map(\.normalized) == ["todo", "todolist", "xyz", "plain"])
+        #expect(app.kind(of: try URLScheme(validating: "TODO")) == "com.acme.todolist", "the first URL type declaring a scheme names its kind")
+        #expect(app.kind(of: try URLScheme(validating: "xyz")) == "com.acme.xyz")
+        #expect(app.kind(of: try URLScheme(validating: "plain")) == nil, "an unnamed URL type has no kind")
+        #expect(app.kind(of: try URLScheme(validating: "other")) == nil)
+    }
+
+    @Test("CFBundleURLName absent: the URL type has no name, and no URL types means none")
+    func urlNameAbsent() throws {
+        let app = try AppBundle(validating: plist(types: [type(["xyz"], name: nil)]), path: Self.path)
+        #expect(app.urlTypes == [AppBundle.URLType(name: nil, schemes: [try URLScheme(validating: "xyz")])])
+        #expect(try AppBundle(validating: plist(), path: Self.path).urlTypes.isEmpty)
+    }
+
+    @Test("a bad CFBundleURLName refuses the whole bundle, naming the URL type's key", arguments: [
+        ("", "is empty"),
+        ("com.acme\ntodo", "control character"),
+        ("com.acme\u{7F}", "control character"),
+        (String(repeating: "a", count: 256), "256 bytes long; at most 255"),
+    ])
+    func badURLName(name: String, mentioning: String) {
+        expectRefused(plist(types: [type(["good"], name: "com.acme.good"), type(["other"], name: name)]),
+                      key: "CFBundleURLTypes[1].CFBundleURLName", mentioning: mentioning)
+    }
+
+    @Test("a CFBundleURLName of 255 bytes is accepted")
+    func longestURLName() throws {
+        let name = String(repeating: "é", count: 127) + "a"
+        #expect(name.utf8.count == 255)
+        #expect(try AppBundle(validating: plist(types: [type(["x"], name: name)]), path: Self.path).urlTypes.first?.name == name)
+    }
+
     @Test("the error's description: with and without a key")
     func errorDescription() {
         #expect(BundleError(path: "/a", key: "K", problem: "is bad").description == "bundle /a: K is bad")

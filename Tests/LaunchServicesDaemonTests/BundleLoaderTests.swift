@@ -122,6 +122,10 @@ struct BundleLoaderFolderTests {
         ("CFBundleIdentifier is a number", BundleLoaderFolderTests.plist(id: nil, extra: "<key>CFBundleIdentifier</key><integer>7</integer>"), "CFBundleIdentifier", "has the wrong type (expected a string)"),
         ("a URL type is a string", BundleLoaderFolderTests.plist(urlTypes: "<array><string>demo</string></array>"), "CFBundleURLTypes[0]", "has the wrong type (expected a dictionary)"),
         ("LSApplicationQueriesSchemes is a dictionary", BundleLoaderFolderTests.plist(extra: "<key>LSApplicationQueriesSchemes</key><dict/>"), "LSApplicationQueriesSchemes", "has the wrong type (expected an array)"),
+        ("second URL type's CFBundleURLName is a number", BundleLoaderFolderTests.plist(urlTypes: "<array><dict><key>CFBundleURLName</key><string>a.b</string><key>CFBundleURLSchemes</key><array><string>a</string></array></dict><dict><key>CFBundleURLName</key><integer>3</integer><key>CFBundleURLSchemes</key><array><string>b</string></array></dict></array>"),
+         "CFBundleURLTypes[1].CFBundleURLName", "has the wrong type (expected a string)"),
+        ("CFBundleURLName is an array", BundleLoaderFolderTests.plist(urlTypes: "<array><dict><key>CFBundleURLName</key><array><string>a.b</string></array><key>CFBundleURLSchemes</key><array><string>a</string></array></dict></array>"),
+         "CFBundleURLTypes[0].CFBundleURLName", "has the wrong type (expected a string)"),
     ] as [(String, String, String, String)])
     func wrongType(label: String, plist: String, key: String, problem: String) throws {
         try TemporaryFolder.with { root in
@@ -130,6 +134,21 @@ struct BundleLoaderFolderTests {
             #expect(error.path == path, "\(label)")
             #expect(error.key == key, "\(label): \(error)")
             #expect(error.problem == problem, "\(label): \(error)")
+        }
+    }
+
+    @Test("CFBundleURLName is read from each URL type, and is optional")
+    func urlNames() throws {
+        try TemporaryFolder.with { root in
+            let path = try makeBundle(at: root + "/Named.app", plist: Self.plist(urlTypes: """
+                <array><dict><key>CFBundleURLName</key><string>com.acme.todolist</string><key>CFBundleURLSchemes</key><array><string>TodoList</string><string>todo</string></array></dict>\
+                <dict><key>CFBundleURLSchemes</key><array><string>plain</string></array></dict></array>
+                """))
+            let bundle = try BundleLoader.load(bundleAt: path)
+            #expect(bundle.urlTypes.map(\.name) == ["com.acme.todolist", nil])
+            #expect(bundle.urlTypes.map { $0.schemes.map(\.normalized) } == [["todolist", "todo"], ["plain"]])
+            #expect(bundle.kind(of: try URLScheme(validating: "todo")) == "com.acme.todolist")
+            #expect(bundle.kind(of: try URLScheme(validating: "plain")) == nil)
         }
     }
 

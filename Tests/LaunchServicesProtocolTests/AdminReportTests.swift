@@ -58,7 +58,7 @@ struct AdminReportTests {
     @Test("apps, and register's answer")
     func apps() throws {
         let app = AppReport(id: "com.example.todolist", name: "To-do list", path: "/apps/todolist.app", executable: "todolist",
-                            schemes: ["todolist"], queriesSchemes: ["xyz"])
+                            schemes: ["todolist"], queriesSchemes: ["xyz"], urlTypes: [URLTypeReport(name: "com.acme.todolist", schemes: ["todolist"])])
         let text = """
         [
           {
@@ -71,6 +71,14 @@ struct AdminReportTests {
             ],
             "schemes" : [
               "todolist"
+            ],
+            "urlTypes" : [
+              {
+                "name" : "com.acme.todolist",
+                "schemes" : [
+                  "todolist"
+                ]
+              }
             ]
           }
         ]
@@ -89,11 +97,104 @@ struct AdminReportTests {
             ],
             "schemes" : [
               "todolist"
+            ],
+            "urlTypes" : [
+              {
+                "name" : "com.acme.todolist",
+                "schemes" : [
+                  "todolist"
+                ]
+              }
             ]
           }
         }
         """
         try decode(RegisterReport.self, registered, expected: RegisterReport(registered: app))
+        // What a daemon before URL type names sent still decodes, with no URL types.
+        let old = #"{"executable": "t", "id": "a.one", "name": "A", "path": "/a", "queriesSchemes": [], "schemes": ["x"]}"#
+        #expect(try JSONDecoder().decode(AppReport.self, from: Data(old.utf8))
+            == AppReport(id: "a.one", name: "A", path: "/a", executable: "t", schemes: ["x"], queriesSchemes: []))
+    }
+
+    @Test("CFBundleURLName: urlTypes on apps (an unnamed type has no name key), kind on schemes and explain")
+    func urlTypeNames() throws {
+        let apps = """
+        [
+          {
+            "executable" : "todolist",
+            "id" : "com.acme.todolist",
+            "name" : "com.acme.todolist",
+            "path" : "/apps/todolist",
+            "queriesSchemes" : [
+
+            ],
+            "schemes" : [
+              "todolist",
+              "todo"
+            ],
+            "urlTypes" : [
+              {
+                "name" : "com.acme.todolist",
+                "schemes" : [
+                  "todolist"
+                ]
+              },
+              {
+                "schemes" : [
+                  "todo"
+                ]
+              }
+            ]
+          }
+        ]
+        """
+        try decode([AppReport].self, apps, expected: [AppReport(
+            id: "com.acme.todolist", name: "com.acme.todolist", path: "/apps/todolist", executable: "todolist", schemes: ["todolist", "todo"],
+            queriesSchemes: [], urlTypes: [URLTypeReport(name: "com.acme.todolist", schemes: ["todolist"]), URLTypeReport(name: nil, schemes: ["todo"])])])
+        let schemes = """
+        [
+          {
+            "app" : "com.acme.todolist",
+            "claimants" : [
+              "com.acme.todolist"
+            ],
+            "claims" : [
+              {
+                "app" : "com.acme.todolist",
+                "since" : "2026-11-23T20:07:26.123Z"
+              }
+            ],
+            "kind" : "com.acme.todolist",
+            "reason" : "onlyClaimant",
+            "scheme" : "todolist"
+          }
+        ]
+        """
+        let claims = [ClaimReport(app: "com.acme.todolist", since: "2026-11-23T20:07:26.123Z")]
+        try decode([SchemeReport].self, schemes, expected: [SchemeReport(scheme: "todolist", app: "com.acme.todolist", reason: "onlyClaimant",
+                                                                         claimants: ["com.acme.todolist"], claims: claims, kind: "com.acme.todolist")])
+        let explain = """
+        {
+          "app" : "com.acme.todolist",
+          "claimants" : [
+            "com.acme.todolist"
+          ],
+          "claims" : [
+            {
+              "app" : "com.acme.todolist",
+              "since" : "2026-11-23T20:07:26.123Z"
+            }
+          ],
+          "kind" : "com.acme.todolist",
+          "reason" : "onlyClaimant",
+          "scheme" : "todolist",
+          "url" : "todolist://x",
+          "why" : "w"
+        }
+        """
+        try decode(ExplainReport.self, explain, expected: ExplainReport(url: "todolist://x", scheme: "todolist", app: "com.acme.todolist", reason: "onlyClaimant",
+                                                                        why: "w", claimants: ["com.acme.todolist"], userDefault: nil, claims: claims,
+                                                                        kind: "com.acme.todolist"))
     }
 
     @Test("unregister's answer, with and without a note")

@@ -2,6 +2,13 @@ import LaunchServicesApp
 
 /// The full version of the seed's lite-to-full upgrade.
 ///
+/// At every launch (`didFinishLaunching`) it asks canOpenURL whether the lite version is
+/// installed (`liteapp` is in its LSApplicationQueriesSchemes), prints the answer and appends
+/// it to `launch-checks` in its own storage (`liteInstalled` or `noLiteVersion`, one line a
+/// launch). Finding it means the user upgraded: the conversion is remembered
+/// (`upgradedFromLite`), the user is thanked, and unless the data was imported before (or
+/// this launch is the lite version's own `fullapp://import`) the migration starts.
+///
 /// When the user opens it (`fullapp://launch`, or `fullapp://x-callback-url/migrate` to get
 /// an answer), it checks its `importedFromLite` flag; if it has not imported yet, it asks
 /// canOpenURL whether the lite version is installed, and if so opens `liteapp://export`.
@@ -16,6 +23,26 @@ final class FullAppDelegate: ApplicationDelegate {
     var waiting: [CallbackRequest] = []
     /// Set while the lite version is asked to export, so a second request does not ask again.
     var exportRequested = false
+
+    /// The seed's check, at every launch: is the lite version installed?
+    func didFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool {
+        let installed = application.canOpenURL("liteapp://export")
+        try? application.storage.appendLine("launch-checks", installed ? "liteInstalled" : "noLiteVersion")
+        guard installed else {
+            say("launch check: no lite version installed")
+            return true
+        }
+        say("launch check: the lite version is installed")
+        if !application.defaults.bool("upgradedFromLite") {
+            try? application.defaults.set(true, for: "upgradedFromLite")
+            say("an upgrade from the lite version: thank you for buying the full version!")
+        }
+        // The lite version's own hand-over launches us too: that import needs no new export.
+        if !application.defaults.bool(Self.flag) && options.url?.host != "import" {
+            migrate(application, caller: nil)
+        }
+        return true
+    }
 
     func open(_ application: Application, url: ParsedURL, sourceApplication: String?, annotation: PropertyListValue?) -> Bool {
         let caller = application.callbackRequest(url, sourceApplication: sourceApplication)
