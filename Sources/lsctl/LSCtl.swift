@@ -9,7 +9,7 @@ struct LSCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lsctl",
         abstract: "Inspect and administer launchservicesd.",
-        subcommands: [Status.self, Apps.self, Schemes.self, Running.self, Register.self, Unregister.self, Default.self, Conflicts.self, Explain.self, Rescan.self, PasteboardCommand.self, ExportXDG.self, DebugStall.self])
+        subcommands: [Status.self, Apps.self, Schemes.self, Running.self, Register.self, Unregister.self, Default.self, Conflicts.self, Explain.self, Rescan.self, PasteboardCommand.self, ExportXDG.self, DebugStall.self, Logs.self])
 }
 
 /// Options every verb shares.
