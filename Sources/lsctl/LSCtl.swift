@@ -182,6 +182,7 @@ struct Status: ParsableCommand {
         print("  opens:      \(s.opensServed) served")
         print("  pasteboards: \(s.pasteboards) holding items (\(s.persistentPasteboards) persistent)")
         print("  folders:    \(s.appsFolders.joined(separator: ", "))")
+        if let logs = s.appLogs { print("  app logs:   \(logs == "journal" ? "the journal (lsctl logs ID)" : logs)") }
         if !s.refusedBundles.isEmpty {
             print("  refused bundles:")
             for line in s.refusedBundles { print("    \(line)") }

@@ -27,7 +27,7 @@ struct Logs: ParsableCommand {
         let options = try CommonOptions.parse(socket.map { ["--socket", $0] } ?? [])
         let status = try options.query(.status, as: StatusReport.self)
         guard let destination = status.appLogs else {
-            StandardStreams.error("lsctl: this launchservicesd does not say where app output goes (an older daemon: apps write to its own output)\n")
+            StandardStreams.error("lsctl: launchservicesd does not say where app output goes (a daemon before appLogs, whose apps write to its own output; or lsctl run by an app, which is not told)\n")
             throw ExitCode(ExitCodes.unavailable)
         }
         let registered = try options.query(.apps, as: [AppReport].self).contains { $0.id == id }

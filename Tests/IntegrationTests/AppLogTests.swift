@@ -19,6 +19,7 @@ struct AppLogTests {
         #expect(!h.daemonOutput.contains("hello-from-chatty"), "app output stays out of the daemon's log")
         let status = try h.lsctl("status", "--json").decode(StatusReport.self)
         #expect(status.appLogs == h.appLogFolder)
+        #expect(try h.lsctl("status").stdout.contains("  app logs:   \(h.appLogFolder)\n"))
 
         let logs = try h.lsctl("logs", "test.chatty")
         #expect(logs.status == 0, "\(logs.stderr)")
