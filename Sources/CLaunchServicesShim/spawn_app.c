@@ -44,6 +44,8 @@ struct ls_app_spawn {
     char *const *argv;
     char *const *envp;
     int child_fd;
+    int out_fd;
+    int err_fd;
     pid_t parent;
     volatile int error;
 };
@@ -84,18 +86,27 @@ static int ls_app_child(void *context) {
     for (int sig = 1; sig < _NSIG; sig++) {
         if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &standard, NULL);
     }
-    int fd = spawn->child_fd;
-    if (fd == 3) {
-        /* dup2 onto itself would keep FD_CLOEXEC (the socketpair is made CLOEXEC). */
-        if (fcntl(3, F_SETFD, 0) != 0) {
+    /* Each descriptor the app gets (fd 3, and 1 and 2 when given) is first copied above 3,
+     * so that placing one cannot overwrite another (the daemon's pipe may itself be fd 1-3);
+     * dup2 then gives the copies their places without FD_CLOEXEC. */
+    int sources[3] = {spawn->out_fd, spawn->err_fd, spawn->child_fd};
+    int targets[3] = {1, 2, 3};
+    int copies[3] = {-1, -1, -1};
+    for (int i = 0; i < 3; i++) {
+        if (sources[i] < 0) continue;
+        copies[i] = fcntl(sources[i], F_DUPFD_CLOEXEC, 4);
+        if (copies[i] < 0) {
             spawn->error = errno;
             _exit(127);
         }
-    } else if (fd >= 0 && dup2(fd, 3) != 3) {
-        spawn->error = errno;
-        _exit(127);
     }
-    ls_close_from(fd >= 0 ? 4 : 3);
+    for (int i = 0; i < 3; i++) {
+        if (copies[i] >= 0 && dup2(copies[i], targets[i]) != targets[i]) {
+            spawn->error = errno;
+            _exit(127);
+        }
+    }
+    ls_close_from(spawn->child_fd >= 0 ? 4 : 3);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -105,13 +116,17 @@ static int ls_app_child(void *context) {
 }
 
 int ls_spawn_app(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd) {
+    return ls_spawn_app_output(pid, path, argv, envp, child_fd, -1, -1);
+}
+
+int ls_spawn_app_output(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd, int out_fd, int err_fd) {
     /* The child's own stack: it runs while the calling thread waits inside clone, so it
      * must not use that thread's stack. Exec or exit gives it back before munmap. */
     const size_t stack_size = 256 * 1024;
     void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED) return errno;
     struct ls_app_spawn spawn = {
-        .path = path, .argv = argv, .envp = envp, .child_fd = child_fd, .parent = getpid(), .error = 0,
+        .path = path, .argv = argv, .envp = envp, .child_fd = child_fd, .out_fd = out_fd, .err_fd = err_fd, .parent = getpid(), .error = 0,
     };
     /* Blocked until the child has reset its dispositions, so no handler of the daemon runs
      * in the child. */

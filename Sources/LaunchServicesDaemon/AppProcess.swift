@@ -14,11 +14,14 @@ public final class AppProcess: LaunchedProcess, Sendable {
     /// The daemon's end of the socketpair, until NIO adopts it (-1 for an app started by
     /// hand, which connected to the socket instead).
     let channelFD: Int32
+    /// The drain of the app's output pipe (log files), finished when the app exits.
+    let output: AppLogDrain?
     /// Where exit notifications are read; one queue for every app.
     private static let exits = DispatchQueue(label: "launchservicesd.exits")
 
-    init(bundleID: String, pid: Int32, pidfd: Int32, channelFD: Int32 = -1) {
+    init(bundleID: String, pid: Int32, pidfd: Int32, channelFD: Int32 = -1, output: AppLogDrain? = nil) {
         self.bundleID = bundleID
+        self.output = output
         self.pid = pid
         self.pidfd = pidfd
         self.channelFD = channelFD
@@ -29,6 +32,7 @@ public final class AppProcess: LaunchedProcess, Sendable {
         let queue = Self.exits
         let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
         let pidfd = self.pidfd
+        let output = self.output
         // The handler holds the source until it cancels it on exit (the source then drops
         // its handlers), so nothing else need keep it.
         source.setEventHandler { [source] in
@@ -37,6 +41,7 @@ public final class AppProcess: LaunchedProcess, Sendable {
             let rc = ls_pidfd_reap(pidfd, &code, &signaled)
             guard rc != 0 else { return }
             source.cancel()
+            output?.finish()
             onExit(rc < 0 ? .exited(-1) : (signaled != 0 ? .signaled(code) : .exited(code)))
         }
         source.setCancelHandler { close(pidfd) }
@@ -59,8 +64,11 @@ public struct AppLauncher: AppLaunching {
     /// The daemon's environment, computed once; each spawn adds the app's own variables.
     let baseEnvironment: [String]
     let socketPath: String
+    /// Where each app's stdout and stderr go; `nil`: the daemon's own.
+    let output: AppOutput?
 
-    public init(socketPath: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(socketPath: String, output: AppOutput? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.output = output
         let ours: Set<String> = ["LAUNCHSERVICES_APP_FD", "LAUNCHSERVICES_DAEMON_PID", "LAUNCHSERVICES_BUNDLE_ID", "LAUNCHSERVICES_BUNDLE_PATH", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"]
         baseEnvironment = environment.filter { !ours.contains($0.key) && $0.key != "LAUNCHSERVICES_SOCKET" }.map { "\($0.key)=\($0.value)" }
         self.socketPath = socketPath
@@ -108,12 +116,14 @@ public struct AppLauncher: AppLaunching {
             "LAUNCHSERVICES_SOCKET=\(socketPath)",
         ]
         var pid: pid_t = 0
+        let prepared = output?.prepare(bundleID: bundle.id)
         let rc = withCStrings([path]) { argv in
             withCStrings(environment) { envp in
-                ls_spawn_app(&pid, path, argv, envp, appEnd)
+                ls_spawn_app_output(&pid, path, argv, envp, appEnd, prepared?.stdout ?? -1, prepared?.stderr ?? -1)
             }
         }
         close(appEnd)
+        let drain = prepared?.spawned(rc == 0)
         guard rc == 0 else {
             close(daemonEnd)
             throw SpawnError(description: "\(path): \(String(cString: strerror(rc)))")
@@ -125,9 +135,10 @@ public struct AppLauncher: AppLaunching {
             var status: Int32 = 0
             waitpid(pid, &status, 0)
             close(daemonEnd)
+            drain?.finish()
             throw SpawnError(description: "pidfd_open failed: \(String(cString: strerror(code)))")
         }
-        return AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd, channelFD: daemonEnd)
+        return AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd, channelFD: daemonEnd, output: drain)
     }
 }
 

@@ -22,6 +22,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var callbackPolicy: CallbackPolicy = .refuse
     /// How much the pasteboards may hold.
     public var pasteboardLimits = PasteboardLimits()
+    /// Where launched apps' stdout and stderr go, and how large a log file may grow.
+    public var appLogs = AppLogSettings()
     /// Whether `lsctl debug-stall` may block the loop (watchdog tests only). Set from the
     /// environment (`LAUNCHSERVICES_DEBUG_STALL=1`), never from a file.
     public var allowDebugStall = ProcessInfo.processInfo.environment["LAUNCHSERVICES_DEBUG_STALL"] == "1"
@@ -65,6 +67,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var backgroundGraceSeconds: Double?
         var maximumLiveApps: Int?
         var watchAppsFolders: Bool?
+        var appLogs: AppLogs?
+
+        struct AppLogs: Decodable {
+            var maximumBytes: Int?
+            var destination: String?
+        }
 
         struct Pasteboard: Decodable {
             var maximumBytes: Int?
@@ -149,6 +157,18 @@ public struct DaemonConfiguration: Sendable, Equatable {
             }
             config.callbackPolicy = value
         }
+        if let logs = file.appLogs {
+            if let bytes = logs.maximumBytes {
+                guard bytes >= 1024, bytes <= 1 << 30 else { throw ConfigurationError(path: path, problem: "appLogs.maximumBytes is \(bytes); give 1024 to 1073741824") }
+                config.appLogs.maximumBytes = bytes
+            }
+            if let destination = logs.destination {
+                guard AppLogSettings.destinations.contains(destination) else {
+                    throw ConfigurationError(path: path, problem: "appLogs.destination is '\(destination)'; give \(AppLogSettings.destinations.map { "'\($0)'" }.joined(separator: " or "))")
+                }
+                config.appLogs.destination = destination
+            }
+        }
         if let p = file.pasteboard {
             func limit(_ value: Int?, _ key: String, _ range: ClosedRange<Int>, _ fallback: Int) throws -> Int {
                 guard let value else { return fallback }
@@ -176,7 +196,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         // report it under an empty key); text that is not JSON at all is left to JSONDecoder.
         guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return }
         guard let top = object as? [String: Any] else { throw ConfigurationError(path: path, problem: "must hold a JSON object at the top level") }
-        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "connections", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "backgroundGraceSeconds", "maximumLiveApps", "watchAppsFolders", "$comment"]
+        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "connections", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "backgroundGraceSeconds", "maximumLiveApps", "watchAppsFolders", "appLogs", "$comment"]
         for key in top.keys where !known.contains(key) {
             throw ConfigurationError(path: path, problem: "has unknown key '\(key)'; known keys: \(known.sorted().joined(separator: ", "))")
         }
@@ -184,6 +204,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var wholeNumbers: [(String, Any?)] = [("maximumFrameLength", top["maximumFrameLength"]), ("maximumPendingOpensPerApp", top["maximumPendingOpensPerApp"]), ("maximumLiveApps", top["maximumLiveApps"])]
         if let pasteboard = top["pasteboard"] as? [String: Any] {
             wholeNumbers += pasteboard.map { ("pasteboard.\($0.key)", $0.value) }
+        }
+        if let logs = top["appLogs"] as? [String: Any] {
+            wholeNumbers.append(("appLogs.maximumBytes", logs["maximumBytes"]))
+            for key in logs.keys where !["maximumBytes", "destination"].contains(key) {
+                throw ConfigurationError(path: path, problem: "has unknown key 'appLogs.\(key)'; known: destination, maximumBytes")
+            }
         }
         if let connections = top["connections"] as? [String: Any] {
             wholeNumbers += connections.filter { $0.key != "firstMessageSeconds" }.map { ("connections.\($0.key)", $0.value) }

@@ -40,7 +40,8 @@ extension LaunchServicesDaemon {
                 pasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty }.count,
                 persistentPasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty && $0.persistent }.count,
                 frontmost: machine.frontmost,
-                appsFolders: visible == nil ? configuration.appsFolders : [], refusedBundles: visible == nil ? registryService.refused.map(\.description) : [])))
+                appsFolders: visible == nil ? configuration.appsFolders : [], refusedBundles: visible == nil ? registryService.refused.map(\.description) : [],
+                appLogs: visible == nil ? appLogsReport : nil)))
         case .apps:
             return .queryResult(json: JSONDocument.encode(registry.apps.values.filter(listed).sorted { $0.id < $1.id }.map { app in
                 let own = visible == nil || app.id == connection.identity

@@ -39,6 +39,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     let connections: ConnectionTable
     let supervisor: ProcessSupervisor
     let executor: ActionExecutor
+    let launcher: any AppLaunching
     private let serviceManager = ServiceManagerStatus()
     /// The pasteboards and where persistent ones are kept.
     var pasteboards = Pasteboards()
@@ -55,8 +56,17 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     public convenience init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String? = nil, activatedSocket: Int32? = nil, loop: EventLoop, logger: Logger) {
         self.init(configuration: configuration, socketPath: socketPath, stateFolder: stateFolder, activatedSocket: activatedSocket,
-                  launcher: AppLauncher(socketPath: socketPath), loop: loop, logger: logger)
+                  launcher: AppLauncher(socketPath: socketPath, output: Self.appOutput(configuration, stateFolder: stateFolder)), loop: loop, logger: logger)
     }
+
+    /// Where the apps this daemon spawns write (reported by `status` as `appLogs`).
+    static func appOutput(_ configuration: DaemonConfiguration, stateFolder: String?) -> AppOutput {
+        AppOutput.choose(configuration.appLogs, stateFolder: stateFolder ?? DaemonConfiguration.defaultStateFolder())
+    }
+
+    /// `status`'s `appLogs`: `journal` or the log files' folder; `nil` when apps are not
+    /// spawned as processes (the testing kit's launchers).
+    var appLogsReport: String? { (launcher as? AppLauncher)?.output?.report }
 
     /// A daemon whose apps are started by `launcher` (the testing kit passes one whose apps
     /// live in memory).
@@ -67,6 +77,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         self.activatedSocket = activatedSocket
         self.loop = loop
         self.logger = logger
+        self.launcher = launcher
         started = loop.now
         machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background)
         registryService = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders)

@@ -23,10 +23,15 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var appsFolders: [String]
     /// Empty for an app asking.
     public var refusedBundles: [String]
+    /// Where launched apps' stdout and stderr go: `journal` (entries with the bundle id as
+    /// syslog identifier), or the folder holding `ID.log` files. Absent for an app asking,
+    /// and from daemons before it.
+    public var appLogs: String?
 
     public init(version: String, pid: Int32, socket: String, uptimeSeconds: Double, appsRegistered: Int, schemesRegistered: Int,
                 appsRunning: Int, appsSuspended: Int, opensServed: Int, pasteboards: Int, persistentPasteboards: Int,
-                frontmost: String?, appsFolders: [String], refusedBundles: [String]) {
+                frontmost: String?, appsFolders: [String], refusedBundles: [String], appLogs: String? = nil) {
+        self.appLogs = appLogs
         self.version = version
         self.pid = pid
         self.socket = socket

@@ -9,7 +9,7 @@ struct LSCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lsctl",
         abstract: "Inspect and administer launchservicesd.",
-        subcommands: [Status.self, Apps.self, Schemes.self, Running.self, Register.self, Unregister.self, Default.self, Conflicts.self, Explain.self, Rescan.self, Quit.self, History.self, PasteboardCommand.self, ExportXDG.self, DebugStall.self])
+        subcommands: [Status.self, Apps.self, Schemes.self, Running.self, Register.self, Unregister.self, Default.self, Conflicts.self, Explain.self, Rescan.self, Quit.self, History.self, PasteboardCommand.self, ExportXDG.self, Logs.self, DebugStall.self])
 }
 
 /// Options every verb shares.
@@ -183,6 +183,7 @@ struct Status: ParsableCommand {
         print("  opens:      \(s.opensServed) served")
         print("  pasteboards: \(s.pasteboards) holding items (\(s.persistentPasteboards) persistent)")
         print("  folders:    \(s.appsFolders.joined(separator: ", "))")
+        if let logs = s.appLogs { print("  app logs:   \(logs == "journal" ? "the journal (lsctl logs ID)" : logs)") }
         if !s.refusedBundles.isEmpty {
             print("  refused bundles:")
             for line in s.refusedBundles { print("    \(line)") }

@@ -13,7 +13,7 @@ struct ScenarioAppTests {
         let first = try h.lsopen("--wait", "fullapp://x-callback-url/migrate")
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout == "imported=3\n")
-        let log = h.daemonOutput
+        let log = h.appOutput
         #expect(log.contains("[fullapp] the lite version is installed: thanks for upgrading! asking it for its data"))
         #expect(log.contains("[liteapp] exported 3 notes to pasteboard 'com.example.numerology.import'; telling the full version"))
         #expect(log.contains("[fullapp] imported 3 notes from the lite version"))
@@ -44,7 +44,7 @@ struct ScenarioAppTests {
         let export = try other.lsopen("--json", "liteapp://export")
         #expect(export.status == 67)
         #expect(export.errorCode == "notHandled")
-        #expect(other.daemonOutput.contains("[liteapp] refusing to export to org.swift-launch-services.lsopen"))
+        #expect(other.appOutput.contains("[liteapp] refusing to export to org.swift-launch-services.lsopen"))
         #expect(try other.lsctl("pasteboard", "list").stdout == "no pasteboards\n")
     }
 
@@ -69,7 +69,7 @@ struct ScenarioAppTests {
         let outbox = try String(contentsOfFile: folder + "/outbox", encoding: .utf8)
         #expect(outbox.contains("1\t@demo\torg.swift-launch-services.lsopen\tHello%20from%20the%20shell"))
         #expect(outbox.contains("second%20post"))
-        for text in [outbox, reply.stdout, post.stdout, h.daemonOutput] {
+        for text in [outbox, reply.stdout, post.stdout, h.daemonOutput, h.appOutput] {
             #expect(!text.contains(token), "the token stays in the service app's credentials file")
         }
 
@@ -94,7 +94,7 @@ struct ScenarioAppTests {
         #expect(board.passwordProtected)
         #expect((board.expiresInSeconds ?? 0) > 1400)
         // lsopen owns no scheme 'iping' (and nothing handles it): the return is refused.
-        try h.eventually("the service reports the refused return") { h.daemonOutput.contains("[x-sadun-services] did not return to org.swift-launch-services.lsopen at iping") }
+        try h.eventually("the service reports the refused return") { h.appOutput.contains("[x-sadun-services] did not return to org.swift-launch-services.lsopen at iping") }
 
         let copy = try h.lsopen("--wait", "x-sadun-services://x-callback-url/copy?clipboard=test1&password=foobar")
         #expect(copy.stdout == "data=hello world\n")

@@ -1,4 +1,5 @@
 import Foundation
+import LaunchServicesProtocol
 import LaunchServicesTesting
 import Testing
 
@@ -31,6 +32,24 @@ struct SystemdUserServiceTests {
         // STATUS= text in systemctl status.
         try m.eventually("STATUS shows live figures") {
             try m.systemctl("status", "--no-pager", "launchservicesd").stdout.contains("Status: \"8 apps registered, 1 running, 1 opens served\"")
+        }
+
+        // App output: into the journal (identifier = bundle id) when journald takes streams
+        // here; where it does not (a container without journald), into the log files.
+        let lsctl = m.home + "/.local/bin/lsctl"
+        let status = try m.run(lsctl, ["status", "--json"]).decode(StatusReport.self)
+        let logs = try m.run(lsctl, ["logs", "com.acme.todolist"])
+        #expect(logs.status == 0, "\(logs.stdout) \(logs.stderr)")
+        if status.appLogs == "journal" {
+            #expect(logs.stdout == "journalctl --user -t com.acme.todolist\n")
+            try m.eventually("the app's line is in the journal") {
+                try m.run("/usr/bin/journalctl", ["--user", "-t", "com.acme.todolist", "--no-pager", "-o", "cat"]).stdout.contains("[todolist] host: www.acme.com")
+            }
+        } else {
+            #expect(status.appLogs?.hasSuffix("/launchservices/logs") == true, "\(status.appLogs ?? "no appLogs")")
+            try m.eventually("the app's line is in its log file") {
+                try m.run(lsctl, ["logs", "com.acme.todolist"]).stdout.contains("[todolist] host: www.acme.com")
+            }
         }
 
         // SIGKILL: systemd restarts it, the next open works, no registration is lost.

@@ -129,8 +129,8 @@ struct URLTypeNameTests {
         // First launch: the lite app is there; the user is thanked and the data comes over.
         #expect(try h.lsopen("fullapp://launch").status == 0)
         try h.eventually("the first launch's check") { launchChecks(h) == ["liteInstalled"] }
-        try h.eventually("the import") { h.daemonOutput.contains("[fullapp] imported 3 notes from the lite version") }
-        let log = h.daemonOutput
+        try h.eventually("the import") { h.appOutput.contains("[fullapp] imported 3 notes from the lite version") }
+        let log = h.appOutput
         #expect(log.contains("[fullapp] launch check: the lite version is installed"), "\(log)")
         #expect(log.contains("[fullapp] an upgrade from the lite version: thank you for buying the full version!"), "\(log)")
 
@@ -139,6 +139,6 @@ struct URLTypeNameTests {
         try h.restart(signal: SIGTERM)
         #expect(try h.lsopen("fullapp://launch").status == 0)
         try h.eventually("the second launch's check") { launchChecks(h) == ["liteInstalled", "noLiteVersion"] }
-        #expect(h.daemonOutput.contains("[fullapp] launch check: no lite version installed"), "\(h.daemonOutput)")
+        #expect(h.appOutput.contains("[fullapp] launch check: no lite version installed"), "\(h.appOutput)")
     }
 }

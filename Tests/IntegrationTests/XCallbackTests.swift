@@ -20,7 +20,7 @@ struct XCallbackTests {
         #expect(object["result"] as? String == "success")
         #expect(object["app"] as? String == "com.example.wordrev")
         #expect((object["parameters"] as? [String: Any])?["word"] as? String == "😀 éfac")
-        #expect(h.daemonOutput.contains("[wordrev] reverse 'hello world' for org.swift-launch-services.lsopen (x-source lsopen) → 'dlrow olleh'"))
+        #expect(h.appOutput.contains("[wordrev] reverse 'hello world' for org.swift-launch-services.lsopen (x-source lsopen) → 'dlrow olleh'"))
     }
 
     @Test("x-error and x-cancel replies: distinct exit codes, the error's code and message")
@@ -86,14 +86,14 @@ struct XCallbackTests {
         let run = try h.lsopen("--wait", "schemedemo://x-callback-url/reverse?word=stressed")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == "word=desserts\n")
-        let log = h.daemonOutput
+        let log = h.appOutput
         #expect(log.contains("[schemedemo] asking wordrev to reverse 'stressed' (session 1)"))
         #expect(log.contains("[wordrev] reverse 'stressed' for com.example.schemedemo (x-source SchemeDemo) → 'desserts'"))
         #expect(log.contains("[schemedemo] com.example.wordrev reversed 'stressed' → 'desserts'"))
 
         // The plain form, without a waiting caller, prints the answer in schemedemo.
         #expect(try h.lsopen("schemedemo://reverse?word=drawer").status == 0)
-        try h.eventually("schemedemo prints the reversed word") { h.daemonOutput.contains("reversed 'drawer' → 'reward'") }
+        try h.eventually("schemedemo prints the reversed word") { h.appOutput.contains("reversed 'drawer' → 'reward'") }
     }
 
     @Test("lsopen naming a third app's scheme as x-success is refused; neither app is launched")
@@ -162,7 +162,7 @@ struct XCallbackTests {
         #expect(try h.lsctl("pasteboard", "paste", "--name", "c1").stdout == "a b")
 
         #expect(try h.lsopen("liar:go").status == 0)
-        try h.eventually("the service's return to a third app is refused") { h.daemonOutput.contains("[x-sadun-services] did not return to test.liar at third") }
+        try h.eventually("the service's return to a third app is refused") { h.appOutput.contains("[x-sadun-services] did not return to test.liar at third") }
         #expect(!(try h.running().map(\.id).contains("test.third")))
     }
 
@@ -175,6 +175,6 @@ struct XCallbackTests {
         try h.eventually("the third app receives the flagged callback") {
             h.eventNames().contains { $0.hasPrefix("open url=third://got?word=ba source=com.example.wordrev") && $0.contains("warning=the reply callback") }
         }
-        #expect(h.daemonOutput.contains("[wordrev] warning from launchservicesd: the x-success callback 'third://got' opens in test.third"))
+        #expect(h.appOutput.contains("[wordrev] warning from launchservicesd: the x-success callback 'third://got' opens in test.third"))
     }
 }

@@ -25,6 +25,9 @@ import LaunchServicesClient
 ///   --open-delay=MS                 in every open, take MS milliseconds before answering
 ///   --terminate=exit|stay|stay-ignoring-term   in willTerminate: return and exit (default),
 ///                                   stay alive, or stay alive and ignore SIGTERM too
+///   --print=TEXT                    at launch, write `TEXT stdout N` to stdout and
+///                                   `TEXT stderr N` to stderr (N from 1; app-log tests)
+///   --print-repeat=N                write those two lines N times (default 1)
 ///   --open=hang-first               hang in the first open of all copies of this app (a
 ///                                   marker file beside the log), answer YES afterwards
 struct Behavior {
@@ -41,6 +44,8 @@ struct Behavior {
     var childRun: String?
     var openDelay: UInt32 = 0
     var terminate = "exit"
+    var print: String?
+    var printRepeat = 1
 
     init(arguments: [String]) {
         for argument in arguments {
@@ -60,6 +65,8 @@ struct Behavior {
             case "--child-run": childRun = parts[1]
             case "--open-delay": openDelay = UInt32(parts[1]) ?? 0
             case "--terminate": terminate = parts[1]
+            case "--print": print = parts[1]
+            case "--print-repeat": printRepeat = Int(parts[1]) ?? 1
             default: StandardStreams.error("lstestapp: unknown argument \(argument)\n")
             }
         }
@@ -201,6 +208,16 @@ final class BothDelegate: TestDelegate, ApplicationDelegate {
 final class NeitherDelegate: TestDelegate, ApplicationDelegate {}
 
 behavior.record("started")
+if let text = behavior.print {
+    // Unbuffered writes, so the lines are out before anything else happens.
+    for n in 1...max(1, behavior.printRepeat) {
+        for (fd, stream) in [(Int32(1), "stdout"), (Int32(2), "stderr")] {
+            let line = "\(text) \(stream) \(n)\n"
+            _ = line.withCString { Glibc.write(fd, $0, strlen($0)) }
+        }
+    }
+    behavior.record("printed")
+}
 _ = behavior.act(behavior.launch, phase: "launch")
 switch behavior.delegate {
 case "legacy": Application.main(delegate: LegacyDelegate())

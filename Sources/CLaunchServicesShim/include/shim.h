@@ -29,6 +29,11 @@ int ls_pidfd_reap(int pidfd, int *code, int *signaled);
 /// value (a failed exec included: the child is reaped).
 int ls_spawn_app(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd);
 
+/// `ls_spawn_app`, with `out_fd` and `err_fd` (when not -1) placed at the app's fd 1 and 2
+/// instead of the caller's stdout and stderr (the app's log pipe or journal stream). The
+/// caller keeps its copies and closes them.
+int ls_spawn_app_output(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd, int out_fd, int err_fd);
+
 /// posix_spawn of `path` with `in_fd`, `out_fd` and `err_fd` as its stdin, stdout and stderr
 /// and every other descriptor closed (closefrom 3). Returns 0 and the pid, or an errno value.
 int ls_spawn_stdio(pid_t *pid, const char *path, char *const argv[], char *const envp[], int in_fd, int out_fd, int err_fd);

@@ -153,6 +153,34 @@ final class DaemonHarness: @unchecked Sendable {
     var daemonPID: Int32 { daemon?.pid ?? 0 }
     var daemonOutput: String { (try? String(contentsOfFile: daemonLog, encoding: .utf8)) ?? "" }
 
+    /// Where the daemon writes each launched app's stdout and stderr (`appLogs.destination`
+    /// is `auto` and no systemd runs the daemon here): `ID.log`, rotated to `ID.log.1`.
+    var appLogFolder: String { root + "/state/logs" }
+
+    /// One app's log, the rotated part first.
+    func appLog(_ id: String) -> String {
+        [".log.1", ".log"].map { (try? String(contentsOfFile: appLogFolder + "/" + id + $0, encoding: .utf8)) ?? "" }.joined()
+    }
+
+    /// Every launched app's output (each app's log, apps in id order), read once it has not
+    /// grown for 100 ms (the daemon writes it off its loop, a moment after the app did), at
+    /// most 2 s.
+    var appOutput: String {
+        func read() -> String {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: appLogFolder)) ?? []).filter { $0.hasSuffix(".log") }.sorted()
+            return names.map { appLog(String($0.dropLast(4))) }.joined()
+        }
+        var last = read()
+        let deadline = Date().addingTimeInterval(2)
+        while Date() < deadline {
+            usleep(100_000)
+            let now = read()
+            if now == last { break }
+            last = now
+        }
+        return last
+    }
+
     /// Lines the test apps recorded, each `PID EVENT…`.
     var events: [String] {
         ((try? String(contentsOfFile: eventLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
@@ -206,11 +234,11 @@ final class DaemonHarness: @unchecked Sendable {
     /// app from a shell: it has no fd 3, so it connects to the socket and checks in. Its
     /// output goes to `root/byhand.log` (`byHandOutput`); by hand the test app gets the event
     /// log as an argument instead of from its behaviour file.
-    func startByHand(bundle: String) throws -> ChildProcess {
+    func startByHand(bundle: String, arguments: [String] = []) throws -> ChildProcess {
         var environment = ProcessInfo.processInfo.environment
         environment["LAUNCHSERVICES_SOCKET"] = socket
         environment["LAUNCHSERVICES_APP_FD"] = nil
-        return try ChildProcess(bundle + "/lstestapp", ["--log=\(eventLog)"], environment: environment, stdout: root + "/byhand.log")
+        return try ChildProcess(bundle + "/lstestapp", ["--log=\(eventLog)"] + arguments, environment: environment, stdout: root + "/byhand.log")
     }
 
     var byHandOutput: String { (try? String(contentsOfFile: root + "/byhand.log", encoding: .utf8)) ?? "" }

@@ -1,0 +1,199 @@
+import Dispatch
+import Foundation
+import LaunchServicesSystemd
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where launched apps' stdout and stderr go (`appLogs` in the configuration).
+public struct AppLogSettings: Sendable, Equatable {
+    /// A log file's largest size in bytes; past it the file becomes `ID.log.1` (replacing
+    /// the previous one) and a new `ID.log` begins, so an app keeps at most twice this.
+    public var maximumBytes = 1 << 20
+    /// `auto`: the journal when the daemon runs under systemd and journald takes streams,
+    /// else files; `files`: always files.
+    public var destination = "auto"
+
+    public init() {}
+
+    public static let destinations = ["auto", "files"]
+}
+
+/// Where app output goes, decided once at start: journald streams, or one log file per app
+/// under `folder` filled through a pipe the daemon drains.
+public enum AppOutput: Sendable, Equatable {
+    case journal
+    case files(folder: String, maximumBytes: Int)
+
+    /// The journal when the daemon is a systemd service (supervised, or its stderr is the
+    /// journal) and journald accepts a stream; otherwise files in `stateFolder/logs`.
+    public static func choose(_ settings: AppLogSettings, stateFolder: String) -> AppOutput {
+        if settings.destination == "auto", SystemdNotifier.isSupervised || JournalLogHandler.stderrIsJournal, JournalStream.isReachable {
+            return .journal
+        }
+        return .files(folder: stateFolder + "/logs", maximumBytes: settings.maximumBytes)
+    }
+
+    /// What `status` reports as `appLogs`: `journal`, or the folder of the log files.
+    public var report: String {
+        switch self {
+        case .journal: return "journal"
+        case .files(let folder, _): return folder
+        }
+    }
+
+    /// The descriptors to give one app as its fd 1 and 2, and what to do with them once it
+    /// is spawned. `nil` when none can be made: the app then inherits the daemon's own.
+    func prepare(bundleID: String) -> PreparedOutput? {
+        switch self {
+        case .journal:
+            guard let out = JournalStream.open(identifier: bundleID, priority: 6, levelPrefix: true) else { return nil }
+            guard let err = JournalStream.open(identifier: bundleID, priority: 3, levelPrefix: true) else {
+                close(out)
+                return nil
+            }
+            return PreparedOutput(stdout: out, stderr: err, readEnd: -1, file: nil)
+        case .files(let folder, let maximumBytes):
+            guard AppLogFile.isSafeName(bundleID) else { return nil }
+            var fds: [Int32] = [-1, -1]
+            // Every spawn closes what it does not hand on, so the moment before FD_CLOEXEC is harmless.
+            guard pipe(&fds) == 0 else { return nil }
+            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            return PreparedOutput(stdout: fds[1], stderr: fds[1], readEnd: fds[0],
+                                  file: AppLogFile(path: folder + "/" + bundleID + ".log", maximumBytes: maximumBytes))
+        }
+    }
+}
+
+/// One app's output descriptors between creation and spawn.
+struct PreparedOutput {
+    let stdout: Int32
+    let stderr: Int32
+    let readEnd: Int32
+    let file: AppLogFile?
+
+    /// After spawn (or a failed one): closes the daemon's copies of the app's ends, and
+    /// starts draining the pipe when the app runs, or closes it.
+    func spawned(_ ok: Bool) -> AppLogDrain? {
+        close(stdout)
+        if stderr != stdout { close(stderr) }
+        guard readEnd >= 0 else { return nil }
+        guard ok, let file else {
+            close(readEnd)
+            return nil
+        }
+        return AppLogDrain(readEnd: readEnd, file: file)
+    }
+}
+
+/// A per-app log file, rotated to `PATH.1` when a write would take it past `maximumBytes`.
+/// Used only on the drains' queue.
+final class AppLogFile: @unchecked Sendable {
+    let path: String
+    let maximumBytes: Int
+    private var fd: Int32 = -1
+    private var size = 0
+
+    init(path: String, maximumBytes: Int) {
+        self.path = path
+        self.maximumBytes = maximumBytes
+    }
+
+    /// Bundle ids become file names: nothing that could leave the folder.
+    static func isSafeName(_ id: String) -> Bool {
+        !id.isEmpty && id != "." && id != ".." && !id.contains("/") && !id.contains("\0")
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        if fd < 0 { openFile() }
+        guard fd >= 0 else { return }
+        if size > 0, size + bytes.count > maximumBytes {
+            Glibc.close(fd)
+            fd = -1
+            _ = rename(path, path + ".1")
+            openFile(truncate: true)
+            guard fd >= 0 else { return }
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return }
+            offset += n
+            size += n
+        }
+    }
+
+    private func openFile(truncate: Bool = false) {
+        let folder = (path as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | (truncate ? O_TRUNC : 0), 0o600)
+        var st = stat()
+        size = fd >= 0 && fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+    }
+
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+}
+
+/// Drains one app's output pipe into its log file on a queue of its own kind (never the
+/// event loop): reads of at most `chunk` bytes into one fixed buffer, each written before
+/// the next read, so the daemon holds no more than that per app; a slow disk makes the
+/// app's writes wait (the pipe fills) instead of growing memory.
+final class AppLogDrain: @unchecked Sendable {
+    private static let queue = DispatchQueue(label: "launchservicesd.applogs")
+    private let readEnd: Int32
+    private let file: AppLogFile
+    private let source: DispatchSourceRead
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var finished = false
+
+    init(readEnd: Int32, file: AppLogFile) {
+        self.readEnd = readEnd
+        self.file = file
+        _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
+        buffer = .allocate(byteCount: min(64 * 1024, max(file.maximumBytes, 512)), alignment: 1)
+        source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: Self.queue)
+        // The handlers hold the drain until the source is cancelled (at end of file or
+        // `finish`); the source then drops them.
+        source.setEventHandler { [self] in drain() }
+        source.setCancelHandler { [self] in
+            Glibc.close(readEnd)
+            file.close()
+            buffer.deallocate()
+        }
+        source.resume()
+    }
+
+    /// Reads what is there; at end of file (every writer gone) stops.
+    private func drain() {
+        guard !finished else { return }
+        while true {
+            let n = read(readEnd, buffer.baseAddress, buffer.count)
+            if n > 0 {
+                file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                continue
+            }
+            if n < 0 && errno == EINTR { continue }
+            if n == 0 { stop() }
+            return
+        }
+    }
+
+    private func stop() {
+        guard !finished else { return }
+        finished = true
+        source.cancel()
+    }
+
+    /// The app has exited: takes what it left in the pipe, then closes the read end (a
+    /// process the app started and that still writes there then gets EPIPE).
+    func finish() {
+        Self.queue.async { [self] in
+            drain()
+            stop()
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import LaunchServicesProtocol
+import Testing
+
+/// Outside systemd, each launched app's stdout and stderr go to its own bounded log file
+/// (`state/logs/ID.log`, rotated to `ID.log.1`), which `lsctl logs` prints.
+@Suite("App logs")
+struct AppLogTests {
+    @Test("an app's stdout and stderr land in its log file, not in the daemon's output; lsctl logs prints them")
+    func outputInLogFile() throws {
+        let h = try DaemonHarness(apps: [.test("chatty", "--print=hello-from-chatty")])
+        defer { h.stop() }
+        let r = try h.lsopen("chatty:x")
+        #expect(r.status == 0, "\(r.stderr)")
+        try h.eventually("both lines reach the log") {
+            let log = h.appLog("test.chatty")
+            return log.contains("hello-from-chatty stdout 1\n") && log.contains("hello-from-chatty stderr 1\n")
+        }
+        #expect(!h.daemonOutput.contains("hello-from-chatty"), "app output stays out of the daemon's log")
+        let status = try h.lsctl("status", "--json").decode(StatusReport.self)
+        #expect(status.appLogs == h.appLogFolder)
+        #expect(try h.lsctl("status").stdout.contains("  app logs:   \(h.appLogFolder)\n"))
+
+        let logs = try h.lsctl("logs", "test.chatty")
+        #expect(logs.status == 0, "\(logs.stderr)")
+        #expect(logs.stdout.contains("hello-from-chatty stdout 1\n") && logs.stdout.contains("hello-from-chatty stderr 1\n"))
+        let last = try h.lsctl("logs", "test.chatty", "-n", "1")
+        #expect(last.stdout == "hello-from-chatty stderr 1\n", "\(last.stdout)")
+
+        let unknown = try h.lsctl("logs", "test.nobody")
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no app 'test.nobody' is registered"), "\(unknown.stderr)")
+    }
+
+    @Test("past appLogs.maximumBytes the log rotates to ID.log.1; neither file passes the limit")
+    func rotation() throws {
+        let h = try DaemonHarness(apps: [.test("noisy", "--print=line-of-noisy-output", "--print-repeat=200")],
+                                  config: #"{"appLogs": {"maximumBytes": 1024}}"#)
+        defer { h.stop() }
+        #expect(try h.lsopen("noisy:x").status == 0)
+        let log = h.appLogFolder + "/test.noisy.log"
+        try h.eventually("the last line is logged") { h.appLog("test.noisy").hasSuffix("line-of-noisy-output stderr 200\n") }
+        let fm = FileManager.default
+        #expect(fm.fileExists(atPath: log + ".1"))
+        for path in [log, log + ".1"] {
+            let size = (try fm.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
+            #expect(size > 0 && size <= 1024, "\(path): \(size) bytes")
+        }
+        #expect(!h.appLog("test.noisy").contains("line-of-noisy-output stdout 1\n"), "the oldest lines are gone")
+        let tail = try h.lsctl("logs", "test.noisy", "-n", "2")
+        #expect(tail.stdout == "line-of-noisy-output stdout 200\nline-of-noisy-output stderr 200\n", "\(tail.stdout)")
+    }
+
+    @Test("the log pipe is closed when the app exits: no descriptor left in the daemon")
+    func pipeClosedOnExit() throws {
+        let h = try DaemonHarness(apps: [.test("brief", "--print=brief")])
+        defer { h.stop() }
+        func pipes() -> Int {
+            let folder = "/proc/\(h.daemonPID)/fd"
+            return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+                ((try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0)) ?? "").hasPrefix("pipe:")
+            }.count
+        }
+        let before = pipes()
+        #expect(try h.lsopen("brief:x").status == 0)
+        let pid = try #require(try h.running().first { $0.id == "test.brief" }?.pid)
+        #expect(pipes() == before + 1, "one pipe per running app")
+        kill(pid, SIGKILL)
+        try h.eventually("the app's exit is noticed") { try h.running().isEmpty }
+        try h.eventually("the pipe is closed") { pipes() == before }
+        #expect(h.appLog("test.brief").contains("brief stdout 1\n"))
+    }
+
+    @Test("an app started by hand keeps its own stdout")
+    func byHandKeepsStdout() throws {
+        let h = try DaemonHarness(apps: [])
+        defer { h.stop() }
+        let bundle = h.root + "/elsewhere/handy.app"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        try TestApp.test("handy").plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
+        try DaemonHarness.placeExecutable("lstestapp", at: bundle + "/lstestapp")
+        let app = try h.startByHand(bundle: bundle, arguments: ["--print=by-hand"])
+        defer { app.stop() }
+        try h.eventually("the app checks in") { try h.state(of: "test.handy") == "background" }
+        try h.eventually("its line is in its own stdout") { h.byHandOutput.contains("by-hand stdout 1\n") }
+        #expect(!FileManager.default.fileExists(atPath: h.appLogFolder + "/test.handy.log"))
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+@testable import LaunchServicesDaemon
+import LaunchServicesTesting
+import Testing
+
+/// `appLogs` in the configuration file, and the rotating log file the daemon writes.
+@Suite("App log settings and files")
+struct AppLogSettingsTests {
+    func load(_ json: String) throws -> DaemonConfiguration {
+        try TemporaryFolder.with { root in
+            try writeFile(json, to: root + "/c.json")
+            return try DaemonConfiguration.load(file: root + "/c.json")
+        }
+    }
+
+    func problem(_ json: String) throws -> String? {
+        do {
+            _ = try load(json)
+            return nil
+        } catch let error as ConfigurationError {
+            return error.problem
+        }
+    }
+
+    @Test("defaults: auto, 1 MiB; a file sets either key")
+    func keys() throws {
+        #expect(DaemonConfiguration().appLogs.maximumBytes == 1 << 20)
+        #expect(DaemonConfiguration().appLogs.destination == "auto")
+        let c = try load(#"{"appLogs": {"maximumBytes": 4096, "destination": "files"}}"#)
+        #expect(c.appLogs.maximumBytes == 4096)
+        #expect(c.appLogs.destination == "files")
+    }
+
+    @Test("out-of-range sizes, unknown destinations and unknown keys are refused, named")
+    func refusals() throws {
+        #expect(try problem(#"{"appLogs": {"maximumBytes": 100}}"#) == "appLogs.maximumBytes is 100; give 1024 to 1073741824")
+        #expect(try problem(#"{"appLogs": {"maximumBytes": 2048.5}}"#) == "key 'appLogs.maximumBytes' is 2048.5; give a whole number")
+        #expect(try problem(#"{"appLogs": {"destination": "syslog"}}"#) == "appLogs.destination is 'syslog'; give 'auto' or 'files'")
+        #expect(try problem(#"{"appLogs": {"maxBytes": 4096}}"#) == "has unknown key 'appLogs.maxBytes'; known: destination, maximumBytes")
+    }
+
+    @Test("destination files: the log folder under the state folder, whatever the environment")
+    func filesDestination() {
+        var settings = AppLogSettings()
+        settings.destination = "files"
+        #expect(AppOutput.choose(settings, stateFolder: "/s") == .files(folder: "/s/logs", maximumBytes: 1 << 20))
+        #expect(AppOutput.files(folder: "/s/logs", maximumBytes: 1).report == "/s/logs")
+        #expect(AppOutput.journal.report == "journal")
+    }
+
+    @Test("a write that would pass the limit rotates first: neither file exceeds it")
+    func rotation() throws {
+        let (rotated, current) = try TemporaryFolder.with { root throws -> (String, String) in
+            let file = AppLogFile(path: root + "/logs/a.log", maximumBytes: 10)
+            for text in ["12345\n", "6789\n", "abcd\n"] {
+                Array(text.utf8).withUnsafeBytes { file.write($0) }
+            }
+            file.close()
+            return (try String(contentsOfFile: root + "/logs/a.log.1", encoding: .utf8), try String(contentsOfFile: root + "/logs/a.log", encoding: .utf8))
+        }
+        #expect(rotated == "12345\n")
+        #expect(current == "6789\nabcd\n")
+    }
+
+    @Test("bundle ids that could leave the log folder get no file")
+    func unsafeNames() {
+        #expect(AppLogFile.isSafeName("com.acme.todolist"))
+        for id in ["", ".", "..", "a/b", "../x"] { #expect(!AppLogFile.isSafeName(id)) }
+    }
+}
