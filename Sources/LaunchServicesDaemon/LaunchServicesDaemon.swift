@@ -22,7 +22,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// still descends from an app, which one is no longer known. It is no app and not the
     /// user: it may not administer, and its queries show no scheme.
     public static let orphanIdentity = SourceIdentity.orphanedApp
-    public static let version = "0.1.0"
+    public static let version = LaunchServicesVersion.current
 
     public let configuration: DaemonConfiguration
     public let socketPath: String

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LaunchServicesClient
+import LaunchServicesCore
 import LaunchServicesProtocol
 
 /// `lsctl`: inspect and administer launchservicesd, in the manner of `systemctl`.
@@ -9,6 +10,7 @@ struct LSCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lsctl",
         abstract: "Inspect and administer launchservicesd.",
+        version: LaunchServicesVersion.current,
         subcommands: [Status.self, Apps.self, Schemes.self, Running.self, Register.self, Unregister.self, Default.self, Conflicts.self, Explain.self, Rescan.self, Quit.self, History.self, PasteboardCommand.self, ExportXDG.self, Logs.self, DebugStall.self])
 }
 

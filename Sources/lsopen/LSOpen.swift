@@ -15,7 +15,8 @@ struct LSOpen: ParsableCommand {
         With --wait: 0 the app called back x-success; \(ExitCodes.callbackError) it called back x-error; \
         \(ExitCodes.callbackCancelled) it called back x-cancel; \(ExitCodes.callbackTimeout) no callback before --timeout.
         Opens from lsopen carry the source application \(ExitCodes.shellIdentity).
-        """)
+        """,
+        version: LaunchServicesVersion.current)
 
     @Argument(help: "The URL to open, e.g. todolist://www.acme.com?Quarterly%20Report#200806231300")
     var url: String

@@ -1,4 +1,5 @@
 import Foundation
+import LaunchServicesCore
 import LaunchServicesProtocol
 import LaunchServicesTesting
 import Testing
@@ -17,6 +18,25 @@ struct SystemdUserServiceTests {
         #expect(install.status == 0, "installer: \(install.stdout) \(install.stderr)")
         let units = m.home + "/.config/systemd/user"
         #expect(FileManager.default.fileExists(atPath: units + "/launchservicesd.service"))
+
+        // Man pages, completions, --version, stripped binaries.
+        let installed = m.installedCommandLineFiles()
+        for path in installed { #expect(FileManager.default.fileExists(atPath: path), "not installed: \(path)") }
+        let manual = try m.run("/usr/bin/man", ["-l", m.home + "/.local/share/man/man1/lsopen.1"])
+        #expect(manual.status == 0 && manual.stdout.contains("LSOPEN(1)"), "man -l: \(manual.stderr)")
+        var manEnvironment = UserManager.environment(home: m.home, runtime: m.runtime)
+        manEnvironment["MANPATH"] = m.home + "/.local/share/man:"
+        let byName = try ChildProcess.run("/usr/bin/man", ["lsopen"], environment: manEnvironment, scratch: m.home, timeout: 60)
+        #expect(byName.status == 0 && byName.stdout.contains("LSOPEN(1)"), "MANPATH=… man lsopen: \(byName.stderr)")
+        let bashCompletion = (try? String(contentsOfFile: m.home + "/.local/share/bash-completion/completions/lsopen", encoding: .utf8)) ?? ""
+        #expect(bashCompletion.contains("complete") && bashCompletion.contains("lsopen"))
+        for tool in UserManager.tools {
+            let version = try m.run(m.home + "/.local/bin/" + tool, ["--version"])
+            #expect(version.status == 0 && version.stdout.trimmed == LaunchServicesVersion.current, "\(tool) --version: \(version.stdout) \(version.stderr)")
+            let sections = try m.run("/usr/bin/readelf", ["-S", "-W", m.home + "/.local/bin/" + tool])
+            #expect(sections.status == 0 && sections.stdout.contains(".text"), "readelf: \(sections.stderr)")
+            #expect(!sections.stdout.contains(".symtab"), "\(tool) is installed unstripped")
+        }
 
         // The units as shipped verify clean once the binary they name is installed.
         let verify = try m.run("/usr/bin/systemd-analyze", ["--user", "verify", m.repo + "/systemd/launchservicesd.service", m.repo + "/systemd/launchservicesd.socket"])
@@ -81,6 +101,7 @@ struct SystemdUserServiceTests {
         #expect(uninstall.status == 0, "\(uninstall.stderr)")
         #expect(!FileManager.default.fileExists(atPath: units + "/launchservicesd.service"))
         #expect(!FileManager.default.fileExists(atPath: m.home + "/.local/bin/lsopen"))
+        for path in installed { #expect(!FileManager.default.fileExists(atPath: path), "left after --uninstall: \(path)") }
         #expect(try m.systemctl("is-active", "launchservicesd.socket").stdout.trimmed != "active")
     }
 }
@@ -131,6 +152,22 @@ final class UserManager {
 
     func systemctl(_ arguments: String...) throws -> ToolRun {
         try run("/usr/bin/systemctl", ["--user"] + arguments, timeout: 30)
+    }
+
+    static let tools = ["launchservicesd", "lsopen", "lsctl"]
+
+    /// What the installer puts beside each binary (default prefix, no XDG_* overrides):
+    /// the man page and the bash, zsh and fish completions.
+    func installedCommandLineFiles() -> [String] {
+        var paths: [String] = []
+        for tool in Self.tools {
+            paths.append(home + "/.local/bin/" + tool)
+            paths.append(home + "/.local/share/man/man1/" + tool + ".1")
+            paths.append(home + "/.local/share/bash-completion/completions/" + tool)
+            paths.append(home + "/.local/share/zsh/site-functions/_" + tool)
+            paths.append(home + "/.config/fish/completions/" + tool + ".fish")
+        }
+        return paths
     }
 
     func mainPID() throws -> Int32 {
