@@ -62,7 +62,7 @@ final class ActionExecutor {
                 connections.send(Envelope(id: 0, .notify(notification)), toApp: app)
             case .armDeadline(let app, _, let token, let after):
                 deadlineTasks[app]?.cancel()
-                deadlineTasks[app] = loop.scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+                deadlineTasks[app] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
                     feedback(.deadlinePassed(app: app, token: token))
                 }
             case .reply(let token, let outcome):
@@ -72,7 +72,7 @@ final class ActionExecutor {
                 supervisor.signal(app, SIGKILL)
             case .armGrace(let app, let token, let after):
                 graceTasks[app]?.cancel()
-                graceTasks[app] = loop.scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+                graceTasks[app] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
                     graceTasks[app] = nil
                     feedback(.graceExpired(app: app, token: token))
                 }
@@ -90,7 +90,7 @@ final class ActionExecutor {
                 supervisor.signal(app, SIGTERM)
             case .armQuitStep(let app, let token, let after):
                 quitTasks[app]?.cancel()
-                quitTasks[app] = loop.scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+                quitTasks[app] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
                     quitTasks[app] = nil
                     feedback(.quitStepExpired(app: app, token: token))
                 }

@@ -90,7 +90,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// not read either (they wait in the kernel's socket buffer, and then in the peer).
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         let writable = context.channel.isWritable
-        context.channel.setOption(ChannelOptions.autoRead, value: writable).whenSuccess {
+        context.channel.setOption(ChannelOptions.autoRead, value: writable).assumeIsolated().whenSuccess {
             if writable { context.read() }
         }
         context.fireChannelWritabilityChanged()

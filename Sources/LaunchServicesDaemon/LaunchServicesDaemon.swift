@@ -100,9 +100,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// takes them on the loop.
     public func loadRegistry() async throws {
         let loaded = try RegistryService.read(stateFolder: stateFolder, folders: configuration.appsFolders)
-        var savedPasteboards: [Pasteboard] = []
         let pasteboardStore = try stateFolder.map { try PasteboardStore(folder: $0) }
-        if let pasteboardStore { savedPasteboards = try pasteboardStore.load() }
+        let savedPasteboards = try pasteboardStore?.load() ?? []
         try await loop.submit { [self] in
             registryService.apply(loaded)
             self.pasteboardStore = pasteboardStore

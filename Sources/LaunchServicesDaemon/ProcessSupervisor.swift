@@ -83,8 +83,10 @@ final class ProcessSupervisor {
         if let problem = AdoptedProcesses.adopt() {
             logger.warning("\(problem); processes apps let go will be reparented to init")
         }
-        reaper = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [self] _ in
-            _ = AdoptedProcesses.reapExited { appByPID[$0] != nil }
+        let supervisor = NIOLoopBound(self, eventLoop: loop)
+        reaper = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+            let apps = supervisor.value.appByPID
+            _ = AdoptedProcesses.reapExited { apps[$0] != nil }
         }
     }
 
@@ -104,12 +106,12 @@ final class ProcessSupervisor {
         guard !processes.isEmpty else { return loop.makeSucceededVoidFuture() }
         let promise = loop.makePromise(of: Void.self)
         allExited = promise
-        loop.scheduleTask(in: grace) { [self] in
+        loop.assumeIsolated().scheduleTask(in: grace) { [self] in
             for process in processes.values {
                 logger.warning("app did not exit after shutdown; killing it", metadata: ["bundle_id": "\(process.bundleID)", "pid": "\(process.pid)"])
                 process.signal(SIGKILL)
             }
-            loop.scheduleTask(in: .seconds(2)) { [self] in
+            loop.assumeIsolated().scheduleTask(in: .seconds(2)) { [self] in
                 allExited?.succeed()
                 allExited = nil
             }

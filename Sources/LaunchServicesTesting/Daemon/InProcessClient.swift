@@ -37,7 +37,7 @@ public final class InProcessClient {
     /// Sends an envelope as given (any id, even a bad one).
     public func sendRaw(_ envelope: Envelope) {
         guard channel.isActive else { return }
-        try? channel.writeInbound(channel.allocator.buffer(bytes: Frame.encode(envelope)))
+        _ = try? channel.writeInbound(channel.allocator.buffer(bytes: Frame.encode(envelope)))
     }
 
     /// Lets the daemon settle, then takes the answer to request `id`, if it came.

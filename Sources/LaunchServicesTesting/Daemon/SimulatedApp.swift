@@ -166,6 +166,6 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
 
     private func write(_ envelope: Envelope) {
         guard let channel, channel.isActive else { return }
-        try? channel.writeInbound(channel.allocator.buffer(bytes: Frame.encode(envelope)))
+        _ = try? channel.writeInbound(channel.allocator.buffer(bytes: Frame.encode(envelope)))
     }
 }
