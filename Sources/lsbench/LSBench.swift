@@ -51,6 +51,9 @@ struct LSBench: ParsableCommand {
     @Option(help: "systemd-socket-activate executable (hands dbus-broker-launch its socket).")
     var socketActivate: String?
 
+    @Option(help: "Warm opens before reading the daemon's memory again.")
+    var rssOpens = 100_000
+
     @Flag(help: "Print one JSON document (machine, date, rows) instead of the table.")
     var json = false
 
@@ -67,6 +70,7 @@ struct LSBench: ParsableCommand {
         defer { daemon.stop() }
 
         let report = Report(json: json)
+        let idle = try DaemonMemory.row("daemon memory, idle after start (baseline)", pid: daemon.pid)
 
         // Warm open vs. the floor: one cross-process round trip over a Unix socket.
         let rtt = try Echo.measure(binary: CommandLine.arguments[0], count: warm)
@@ -131,15 +135,19 @@ struct LSBench: ParsableCommand {
         let helpRow = report.row("lsopen --help, whole process (baseline)", helpSamples)
         report.row("lsopen URL, whole process, app warm", lsopenSamples, baseline: helpRow)
 
+        report.gap()
+        report.add(idle)
+        try memoryAfterOpens(report, client: client, daemon: daemon.pid, idle: idle)
+
         try peerRows(report, work: work.path, warm: warmSamples, lsopen: lsopenSamples)
 
-        try registryScale(report, work: work.path)
+        try registryScale(report, work: work.path, idle: idle)
         try report.finish()
     }
 
     /// Daemon start until it answers, with an empty registry and with a large one loaded
     /// from its database; then resolution (`canOpen`) in the large one.
-    func registryScale(_ report: Report, work: String) throws {
+    func registryScale(_ report: Report, work: String, idle: Row) throws {
         let large = work + "/large-state"
         let store = try RegistryStore(folder: large)
         let apps = (0..<registryApps).map { i in
@@ -176,6 +184,7 @@ struct LSBench: ParsableCommand {
             guard answer.canOpen else { throw ValidationError("scheme not resolved") }
         }
         report.row("canOpen round trip in the \(registryApps * 5)-scheme registry", resolve)
+        report.add(try DaemonMemory.row("daemon memory with \(registryApps) apps, after the canOpen trips", pid: daemon.pid).against(idle))
     }
 
     /// The xyz and wordrev bundles, with the built executables.
