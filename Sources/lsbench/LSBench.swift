@@ -54,6 +54,15 @@ struct LSBench: ParsableCommand {
     @Option(help: "Warm opens before reading the daemon's memory again.")
     var rssOpens = 100_000
 
+    @Option(parsing: .upToNextOption, help: "Concurrent client processes for the throughput rows (one row each).")
+    var throughputClients = [1, 10, 100]
+
+    @Option(help: "Warm opens each throughput client makes.")
+    var throughputOpens = 1000
+
+    @Option(help: .hidden)
+    var throughputChild: String?
+
     @Flag(help: "Print one JSON document (machine, date, rows) instead of the table.")
     var json = false
 
@@ -62,6 +71,7 @@ struct LSBench: ParsableCommand {
 
     func run() throws {
         if echoChild { Echo.serve() }
+        if let throughputChild { Throughput.child(socket: throughputChild, count: throughputOpens) }
         let work = try TemporaryFolder(prefix: "lsbench")
         defer { work.remove() }
         try assemble(into: work.path + "/apps")
@@ -139,7 +149,10 @@ struct LSBench: ParsableCommand {
         report.add(idle)
         try memoryAfterOpens(report, client: client, daemon: daemon.pid, idle: idle)
 
-        try peerRows(report, work: work.path, warm: warmSamples, lsopen: lsopenSamples)
+        report.gap()
+        let throughput = try throughputRows(report, socket: socket, work: work.path)
+
+        try peerRows(report, work: work.path, warm: warmSamples, lsopen: lsopenSamples, throughput: throughput)
 
         try registryScale(report, work: work.path, idle: idle)
         try report.finish()

@@ -7,7 +7,7 @@ import Foundation
 /// process (both are a command a script or desktop runs to reach that program). The project's
 /// samples are the ones measured earlier in the same run.
 extension LSBench {
-    func peerRows(_ report: Report, work: String, warm: [UInt64], lsopen: [UInt64]) throws {
+    func peerRows(_ report: Report, work: String, warm: [UInt64], lsopen: [UInt64], throughput: [Int: Row]) throws {
         report.gap()
         guard let peerBinDir, let dbusDaemon, let dbusSend else {
             report.note("D-Bus peers: skipped (run through scripts/bench, which builds the echo service and passes --peer-bin-dir, --dbus-daemon and --dbus-send)")
@@ -23,6 +23,7 @@ extension LSBench {
             report.row("warm open vs the D-Bus call via dbus-daemon", warm, baseline: callRow)
             let sendRow = report.row("dbus-send --print-reply via dbus-daemon, whole process (peer)", sends)
             report.row("lsopen URL, whole process vs dbus-send via dbus-daemon", lsopen, baseline: sendRow)
+            try peerThroughputRows(report, peers: peers, bus: bus, ours: throughput)
         }
         guard let dbusBrokerLaunch, let socketActivate else {
             report.note("D-Bus peer dbus-broker: skipped (\(dbusBrokerLaunch == nil ? "dbus-broker-launch is not installed" : "systemd-socket-activate is not installed"))")
@@ -48,5 +49,22 @@ extension LSBench {
         report.row("warm open vs the D-Bus call via dbus-broker", warm, baseline: callRow)
         let sendRow = report.row("dbus-send --print-reply via dbus-broker, whole process (peer)", sends)
         report.row("lsopen URL, whole process vs dbus-send via dbus-broker", lsopen, baseline: sendRow)
+        try peerThroughputRows(report, peers: peers, bus: broker, ours: throughput)
+    }
+
+    /// The throughput rows' peer: as many libdbus client processes as each throughput row,
+    /// each making the same number of calls, started together the same way; then our row
+    /// against it (a ratio above 1 means more opens per second than calls per second).
+    func peerThroughputRows(_ report: Report, peers: DBusPeers, bus: DBusPeers.Bus, ours: [Int: Row]) throws {
+        for clients in throughputClients {
+            let result = try Throughput.run(clients: clients, count: throughputOpens, work: peers.work, label: bus.name, environment: bus.environment) {
+                [peers.peerBinDir + "/dbus_echo_client", String(throughputOpens), "10", "sync"]
+            }
+            let peer = report.add(Row(name: "D-Bus calls/s via \(bus.name), \(clients) client process\(clients == 1 ? "" : "es") (peer)", count: result.opens,
+                                      value: .throughput(perSecond: Double(result.opens) / result.seconds, p99: Row.percentile99(result.samples.sorted()))))
+            if let row = ours[clients] {
+                report.add(Row(name: "warm opens/s vs D-Bus calls/s via \(bus.name), \(clients) client\(clients == 1 ? "" : "s")", count: row.count, value: row.value).against(peer))
+            }
+        }
     }
 }
