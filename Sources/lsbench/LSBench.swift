@@ -51,11 +51,27 @@ struct LSBench: ParsableCommand {
     @Option(help: "systemd-socket-activate executable (hands dbus-broker-launch its socket).")
     var socketActivate: String?
 
+    @Option(help: "Warm opens before reading the daemon's memory again.")
+    var rssOpens = 100_000
+
+    @Option(parsing: .upToNextOption, help: "Concurrent client processes for the throughput rows (one row each).")
+    var throughputClients = [1, 10, 100]
+
+    @Option(help: "Warm opens each throughput client makes.")
+    var throughputOpens = 1000
+
+    @Option(help: .hidden)
+    var throughputChild: String?
+
+    @Flag(help: "Print one JSON document (machine, date, rows) instead of the table.")
+    var json = false
+
     @Flag(help: "Internal: echo frames on fd 3 (the round-trip baseline's far end).")
     var echoChild = false
 
     func run() throws {
         if echoChild { Echo.serve() }
+        if let throughputChild { Throughput.child(socket: throughputChild, count: throughputOpens) }
         let work = try TemporaryFolder(prefix: "lsbench")
         defer { work.remove() }
         try assemble(into: work.path + "/apps")
@@ -63,7 +79,8 @@ struct LSBench: ParsableCommand {
         let daemon = try startDaemon(socket: socket, apps: work.path + "/apps", state: work.path + "/state", log: work.path + "/daemon.log", poll: 20_000)
         defer { daemon.stop() }
 
-        print("lsbench: \(ProcessInfo.processInfo.activeProcessorCount) CPUs; medians and p99, ratio = median / baseline median\n")
+        let report = Report(json: json)
+        let idle = try DaemonMemory.row("daemon memory, idle after start (baseline)", pid: daemon.pid)
 
         // Warm open vs. the floor: one cross-process round trip over a Unix socket.
         let rtt = try Echo.measure(binary: CommandLine.arguments[0], count: warm)
@@ -77,8 +94,8 @@ struct LSBench: ParsableCommand {
             warmSamples.append(DispatchTime.now().uptimeNanoseconds - start)
             guard outcome.opened else { throw ValidationError("warm open failed: \(outcome.error?.message ?? "?")") }
         }
-        Report.row("round trip, POSIX socketpair, process to process (baseline)", rtt)
-        Report.row("warm open: caller → daemon → app → daemon → caller", warmSamples, baseline: rtt)
+        let rttRow = report.row("round trip, POSIX socketpair, process to process (baseline)", rtt)
+        let warmRow = report.row("warm open: caller → daemon → app → daemon → caller", warmSamples, baseline: rttRow)
 
         // Returning control: reserve an address, open wordrev with it, wait for its x-success
         // (what `lsopen --wait` does) vs. the warm open above.
@@ -92,7 +109,7 @@ struct LSBench: ParsableCommand {
             callbackSamples.append(DispatchTime.now().uptimeNanoseconds - start)
             guard outcome.opened, callback.url.hasSuffix("word=" + String("w\(i)".reversed())) else { throw ValidationError("callback round trip failed: \(outcome.error?.message ?? callback.url)") }
         }
-        Report.row("x-callback: reserve, open wordrev, x-success back", callbackSamples, baseline: warmSamples)
+        report.row("x-callback: reserve, open wordrev, x-success back", callbackSamples, baseline: warmRow)
 
         // The pasteboard: copy 1 KiB and paste it back, vs. the bare round trip (×2).
         let kilobyte = [PasteboardItem(type: PasteboardType.data, data: [UInt8](repeating: 0x5A, count: 1024))]
@@ -104,7 +121,7 @@ struct LSBench: ParsableCommand {
             pasteSamples.append(DispatchTime.now().uptimeNanoseconds - start)
             guard pasted.items == kilobyte else { throw ValidationError("the pasteboard did not return what was copied") }
         }
-        Report.row("pasteboard: copy + paste 1 KiB (baseline 2 trips)", pasteSamples, baseline: rtt.map { $0 * 2 })
+        report.row("pasteboard: copy + paste 1 KiB (baseline 2 trips)", pasteSamples, baseline: Row.latency("two round trips", rtt.map { $0 * 2 }))
 
         // Cold open vs. starting the same app executable (it exits at once outside the daemon).
         let spawnSamples = try (0..<cold).map { _ in try ChildProcess.timedRun(work.path + "/apps/xyz.app/xyz", []) }
@@ -117,25 +134,33 @@ struct LSBench: ParsableCommand {
             guard outcome.opened, outcome.launched else { throw ValidationError("cold open did not launch: \(outcome.error?.message ?? "warm")") }
             try terminateApp(client: client)
         }
-        Report.row("start and exit of the app executable (baseline)", spawnSamples)
-        Report.row("cold open: spawn, check-in, 2 launch methods, open", coldSamples, baseline: spawnSamples)
+        let spawnRow = report.row("start and exit of the app executable (baseline)", spawnSamples)
+        report.row("cold open: spawn, check-in, 2 launch methods, open", coldSamples, baseline: spawnRow)
 
         // The whole `lsopen` command vs. starting `lsopen --help`.
         var environment = ProcessInfo.processInfo.environment
         environment["LAUNCHSERVICES_SOCKET"] = socket
         let helpSamples = try (0..<processes).map { _ in try ChildProcess.timedRun(binDir + "/lsopen", ["--help"], environment: environment) }
         let lsopenSamples = try (0..<processes).map { i in try ChildProcess.timedRun(binDir + "/lsopen", ["xyz:process/\(i)"], environment: environment) }
-        Report.row("lsopen --help, whole process (baseline)", helpSamples)
-        Report.row("lsopen URL, whole process, app warm", lsopenSamples, baseline: helpSamples)
+        let helpRow = report.row("lsopen --help, whole process (baseline)", helpSamples)
+        report.row("lsopen URL, whole process, app warm", lsopenSamples, baseline: helpRow)
 
-        try peerRows(work: work.path, warm: warmSamples, lsopen: lsopenSamples)
+        report.gap()
+        report.add(idle)
+        try memoryAfterOpens(report, client: client, daemon: daemon.pid, idle: idle)
 
-        try registryScale(work: work.path)
+        report.gap()
+        let throughput = try throughputRows(report, socket: socket, work: work.path)
+
+        try peerRows(report, work: work.path, warm: warmSamples, lsopen: lsopenSamples, throughput: throughput)
+
+        try registryScale(report, work: work.path, idle: idle)
+        try report.finish()
     }
 
     /// Daemon start until it answers, with an empty registry and with a large one loaded
     /// from its database; then resolution (`canOpen`) in the large one.
-    func registryScale(work: String) throws {
+    func registryScale(_ report: Report, work: String, idle: Row) throws {
         let large = work + "/large-state"
         let store = try RegistryStore(folder: large)
         let apps = (0..<registryApps).map { i in
@@ -155,9 +180,9 @@ struct LSBench: ParsableCommand {
         }
         let empty = try startSamples(state: work + "/empty-state")
         let loaded = try startSamples(state: large)
-        print("")
-        Report.row("daemon start → first answer, empty registry (baseline)", empty)
-        Report.row("daemon start → first answer, \(registryApps) apps / \(registryApps * 5) schemes", loaded, baseline: empty)
+        report.gap()
+        let emptyRow = report.row("daemon start → first answer, empty registry (baseline)", empty)
+        report.row("daemon start → first answer, \(registryApps) apps / \(registryApps * 5) schemes", loaded, baseline: emptyRow)
 
         let socket = work + "/scale-resolve.sock"
         let daemon = try startDaemon(socket: socket, apps: work + "/no-apps", state: large, log: work + "/scale.log", poll: 500)
@@ -171,7 +196,8 @@ struct LSBench: ParsableCommand {
             resolve.append(DispatchTime.now().uptimeNanoseconds - start)
             guard answer.canOpen else { throw ValidationError("scheme not resolved") }
         }
-        Report.row("canOpen round trip in the \(registryApps * 5)-scheme registry", resolve)
+        report.row("canOpen round trip in the \(registryApps * 5)-scheme registry", resolve)
+        report.add(try DaemonMemory.row("daemon memory with \(registryApps) apps, after the canOpen trips", pid: daemon.pid).against(idle))
     }
 
     /// The xyz and wordrev bundles, with the built executables.
@@ -200,25 +226,6 @@ struct LSBench: ParsableCommand {
             usleep(1_000)
         }
         throw ValidationError("the daemon did not notice the app's exit")
-    }
-}
-
-/// Medians, p99 and ratios, one row each.
-enum Report {
-    static func row(_ name: String, _ samples: [UInt64], baseline: [UInt64]? = nil) {
-        let sorted = samples.sorted()
-        let median = sorted[sorted.count / 2]
-        let p99 = sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
-        var line = "\(name.padding(toLength: 62, withPad: " ", startingAt: 0)) n=\(String(samples.count).padding(toLength: 5, withPad: " ", startingAt: 0)) median \(format(median))  p99 \(format(p99))"
-        if let baseline {
-            let b = baseline.sorted()[baseline.count / 2]
-            line += "  ratio \(String(format: "%.2f", Double(median) / Double(b)))x"
-        }
-        print(line)
-    }
-
-    static func format(_ ns: UInt64) -> String {
-        (ns < 1_000_000 ? String(format: "%7.1f µs", Double(ns) / 1e3) : String(format: "%7.2f ms", Double(ns) / 1e6))
     }
 }
 

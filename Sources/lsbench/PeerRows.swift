@@ -7,10 +7,10 @@ import Foundation
 /// process (both are a command a script or desktop runs to reach that program). The project's
 /// samples are the ones measured earlier in the same run.
 extension LSBench {
-    func peerRows(work: String, warm: [UInt64], lsopen: [UInt64]) throws {
-        print("")
+    func peerRows(_ report: Report, work: String, warm: [UInt64], lsopen: [UInt64], throughput: [Int: Row]) throws {
+        report.gap()
         guard let peerBinDir, let dbusDaemon, let dbusSend else {
-            print("D-Bus peers: skipped (run through scripts/bench, which builds the echo service and passes --peer-bin-dir, --dbus-daemon and --dbus-send)")
+            report.note("D-Bus peers: skipped (run through scripts/bench, which builds the echo service and passes --peer-bin-dir, --dbus-daemon and --dbus-send)")
             return
         }
         let peers = DBusPeers(peerBinDir: peerBinDir, work: work)
@@ -19,34 +19,52 @@ extension LSBench {
             defer { bus.stop() }
             let calls = try peers.calls(on: bus, count: warm.count)
             let sends = try peers.sends(dbusSend: dbusSend, on: bus, count: lsopen.count)
-            Report.row("D-Bus call via dbus-daemon, libdbus client (peer)", calls)
-            Report.row("warm open vs the D-Bus call via dbus-daemon", warm, baseline: calls)
-            Report.row("dbus-send --print-reply via dbus-daemon, whole process (peer)", sends)
-            Report.row("lsopen URL, whole process vs dbus-send via dbus-daemon", lsopen, baseline: sends)
+            let callRow = report.row("D-Bus call via dbus-daemon, libdbus client (peer)", calls)
+            report.row("warm open vs the D-Bus call via dbus-daemon", warm, baseline: callRow)
+            let sendRow = report.row("dbus-send --print-reply via dbus-daemon, whole process (peer)", sends)
+            report.row("lsopen URL, whole process vs dbus-send via dbus-daemon", lsopen, baseline: sendRow)
+            try peerThroughputRows(report, peers: peers, bus: bus, ours: throughput)
         }
         guard let dbusBrokerLaunch, let socketActivate else {
-            print("D-Bus peer dbus-broker: skipped (\(dbusBrokerLaunch == nil ? "dbus-broker-launch is not installed" : "systemd-socket-activate is not installed"))")
+            report.note("D-Bus peer dbus-broker: skipped (\(dbusBrokerLaunch == nil ? "dbus-broker-launch is not installed" : "systemd-socket-activate is not installed"))")
             return
         }
         let journal = FileManager.default.fileExists(atPath: "/run/systemd/journal/socket")
         guard journal || getuid() == 0 else {
-            print("D-Bus peer dbus-broker: skipped, dbus-broker-launch logs only to the systemd journal and there is none here; giving it a private one needs root (a private mount namespace)")
+            report.note("D-Bus peer dbus-broker: skipped, dbus-broker-launch logs only to the systemd journal and there is none here; giving it a private one needs root (a private mount namespace)")
             return
         }
         let broker: DBusPeers.Bus
         do {
             broker = try peers.startDBusBroker(launcher: dbusBrokerLaunch, socketActivate: socketActivate, privateJournal: !journal)
         } catch let unavailable as DBusPeers.Unavailable {
-            print("D-Bus peer dbus-broker: skipped, its launcher cannot run here: \(unavailable.reason)")
+            report.note("D-Bus peer dbus-broker: skipped, its launcher cannot run here: \(unavailable.reason)")
             return
         }
         defer { broker.stop() }
         let calls = try peers.calls(on: broker, count: warm.count)
         let sends = try peers.sends(dbusSend: dbusSend, on: broker, count: lsopen.count)
-        if !journal { print("(dbus-broker-launch runs with a private journal socket: this machine has no systemd-journald)") }
-        Report.row("D-Bus call via dbus-broker, libdbus client (peer)", calls)
-        Report.row("warm open vs the D-Bus call via dbus-broker", warm, baseline: calls)
-        Report.row("dbus-send --print-reply via dbus-broker, whole process (peer)", sends)
-        Report.row("lsopen URL, whole process vs dbus-send via dbus-broker", lsopen, baseline: sends)
+        if !journal { report.note("(dbus-broker-launch runs with a private journal socket: this machine has no systemd-journald)") }
+        let callRow = report.row("D-Bus call via dbus-broker, libdbus client (peer)", calls)
+        report.row("warm open vs the D-Bus call via dbus-broker", warm, baseline: callRow)
+        let sendRow = report.row("dbus-send --print-reply via dbus-broker, whole process (peer)", sends)
+        report.row("lsopen URL, whole process vs dbus-send via dbus-broker", lsopen, baseline: sendRow)
+        try peerThroughputRows(report, peers: peers, bus: broker, ours: throughput)
+    }
+
+    /// The throughput rows' peer: as many libdbus client processes as each throughput row,
+    /// each making the same number of calls, started together the same way; then our row
+    /// against it (a ratio above 1 means more opens per second than calls per second).
+    func peerThroughputRows(_ report: Report, peers: DBusPeers, bus: DBusPeers.Bus, ours: [Int: Row]) throws {
+        for clients in throughputClients {
+            let result = try Throughput.run(clients: clients, count: throughputOpens, work: peers.work, label: bus.name, environment: bus.environment) {
+                [peers.peerBinDir + "/dbus_echo_client", String(throughputOpens), "10", "sync"]
+            }
+            let peer = report.add(Row(name: "D-Bus calls/s via \(bus.name), \(clients) client process\(clients == 1 ? "" : "es") (peer)", count: result.opens,
+                                      value: .throughput(perSecond: Double(result.opens) / result.seconds, p99: Row.percentile99(result.samples.sorted()))))
+            if let row = ours[clients] {
+                report.add(Row(name: "warm opens/s vs D-Bus calls/s via \(bus.name), \(clients) client\(clients == 1 ? "" : "s")", count: row.count, value: row.value).against(peer))
+            }
+        }
     }
 }

@@ -2,12 +2,17 @@
  * org.lsbench.Echo.Echo(s) with a 16-byte string (the size of the bench's socketpair round
  * trip) through the bus named by DBUS_SESSION_BUS_ADDRESS, the way a libdbus client calls a
  * service, and prints each timed call's latency in nanoseconds, one a line, for lsbench to
- * read. Exits non-zero if any call fails or returns something else. */
+ * read. Exits non-zero if any call fails or returns something else.
+ * With a third argument "sync" (lsbench's throughput rows), after the warm-up it writes "R"
+ * on fd 3 and waits there for one byte before the timed calls, so that many clients start
+ * together, and first prints a line "FIRST LAST 0": the monotonic times of the first timed
+ * call's start and the last one's end. */
 #include <dbus/dbus.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static unsigned long long now(void) {
     struct timespec t;
@@ -16,7 +21,9 @@ static unsigned long long now(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) { fprintf(stderr, "usage: dbus_echo_client COUNT WARMUP\n"); return 2; }
+    if (argc != 3 && !(argc == 4 && strcmp(argv[3], "sync") == 0)) { fprintf(stderr, "usage: dbus_echo_client COUNT WARMUP [sync]\n"); return 2; }
+    int sync = argc == 4;
+    unsigned long long first = 0, last = 0;
     long count = strtol(argv[1], NULL, 10), warmup = strtol(argv[2], NULL, 10);
     DBusError error;
     dbus_error_init(&error);
@@ -26,7 +33,12 @@ int main(int argc, char **argv) {
     if (!samples) return 1;
     const char *text = "0123456789abcdef";
     for (long i = 0; i < warmup + count; i++) {
+        if (sync && i == warmup) {
+            char byte = 'R';
+            if (write(3, &byte, 1) != 1 || read(3, &byte, 1) != 1) return 1;
+        }
         unsigned long long start = now();
+        if (i == warmup) first = start;
         DBusMessage *call = dbus_message_new_method_call("org.lsbench.Echo", "/org/lsbench/Echo", "org.lsbench.Echo", "Echo");
         if (!call || !dbus_message_append_args(call, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID)) return 1;
         DBusMessage *reply = dbus_connection_send_with_reply_and_block(connection, call, 10000, &error);
@@ -37,8 +49,10 @@ int main(int argc, char **argv) {
             return 1;
         }
         dbus_message_unref(reply);
-        if (i >= warmup) samples[i - warmup] = now() - start;
+        last = now();
+        if (i >= warmup) samples[i - warmup] = last - start;
     }
+    if (sync) printf("%llu %llu 0\n", first, last);
     for (long i = 0; i < count; i++) printf("%llu\n", samples[i]);
     return 0;
 }
