@@ -11,10 +11,7 @@ struct AppCheckInTests {
         let h = try DaemonHarness(apps: [])
         defer { h.stop() }
         // A bundle outside every apps folder: only its own check-in can register it.
-        let bundle = h.root + "/elsewhere/handy.app"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        try TestApp.test("handy").plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
-        try DaemonHarness.placeExecutable("lstestapp", at: bundle + "/lstestapp")
+        let bundle = try h.bundleOutsideAppsFolders("handy")
         let app = try h.startByHand(bundle: bundle)
         defer { app.stop() }
         try h.eventually("the app checks in") { try h.state(of: "test.handy") == "background" }

@@ -70,9 +70,7 @@ struct AppIdentityTests {
     func symlinkedExecutableRefused() throws {
         let h = try DaemonHarness(apps: [])
         defer { h.stop() }
-        let bundle = h.root + "/elsewhere/fake.app"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        try TestApp.test("fake").plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
+        let bundle = try h.bundleOutsideAppsFolders("fake", executable: false)
         try FileManager.default.createSymbolicLink(atPath: bundle + "/lstestapp", withDestinationPath: DaemonHarness.binary("lstestapp"))
         let app = try h.startByHand(bundle: bundle)
         defer { app.stop() }

@@ -75,10 +75,7 @@ struct AppLogTests {
     func byHandKeepsStdout() throws {
         let h = try DaemonHarness(apps: [])
         defer { h.stop() }
-        let bundle = h.root + "/elsewhere/handy.app"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        try TestApp.test("handy").plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
-        try DaemonHarness.placeExecutable("lstestapp", at: bundle + "/lstestapp")
+        let bundle = try h.bundleOutsideAppsFolders("handy")
         let app = try h.startByHand(bundle: bundle, arguments: ["--print=by-hand"])
         defer { app.stop() }
         try h.eventually("the app checks in") { try h.state(of: "test.handy") == "background" }

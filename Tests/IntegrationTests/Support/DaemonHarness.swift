@@ -231,6 +231,17 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     /// Starts a bundle's `lstestapp` by hand (not through the daemon), as a user would run an
+    /// A bundle of test app `name` outside every apps folder (`root/elsewhere/NAME.app`), with
+    /// its Info.plist and, unless `executable` is false, the test app's executable: only its
+    /// own check-in can register it. Returns the bundle's path.
+    func bundleOutsideAppsFolders(_ name: String, executable: Bool = true) throws -> String {
+        let bundle = root + "/elsewhere/\(name).app"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        try TestApp.test(name).plist.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
+        if executable { try Self.placeExecutable("lstestapp", at: bundle + "/lstestapp") }
+        return bundle
+    }
+
     /// app from a shell: it has no fd 3, so it connects to the socket and checks in. Its
     /// output goes to `root/byhand.log` (`byHandOutput`); by hand the test app gets the event
     /// log as an argument instead of from its behaviour file.
