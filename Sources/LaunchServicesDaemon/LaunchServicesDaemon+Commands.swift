@@ -50,6 +50,10 @@ extension LaunchServicesDaemon {
         guard machine.state(of: app) != .notRunning, let pid = machine.pid(of: app) else {
             return reply(.failure(OpenError(.invalidRequest, "\(app) is not running; see lsctl running")))
         }
+        let limit = configuration.connectionLimits.maximumPendingRequests
+        guard quitWaiters[app, default: []].count < limit else {
+            return reply(.failure(OpenError(.unavailable, "\(limit) callers already wait for \(app) to quit, the limit (connections.maximumPendingRequests); wait for their answers")))
+        }
         quitWaiters[app, default: []].append(QuitWaiter(connection: connection, id: id, pid: pid, started: now))
         perform(machine.quit(app: app, grace: configuration.shutdownGrace, now: now))
         flushPending()
