@@ -1,4 +1,14 @@
+// FoundationEssentials, not Foundation: lsopen is started for every URL a desktop opens, and
+// all of Foundation (its internationalization and ICU's data) linked in doubles the binary's
+// pages to map and conformance records to scan at start. This file needs only JSONDecoder.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import LaunchServicesClient
 import LaunchServicesCore
 import LaunchServicesProtocol
@@ -59,15 +69,22 @@ struct HandlerChooser {
 
     /// "2" (just once), "2a" or "2 always" (always), "" (the preselected one, once).
     static func parse(_ line: String, count: Int, preselected: Int) -> (index: Int, always: Bool)? {
-        let text = line.trimmingCharacters(in: .whitespaces).lowercased()
+        let text = trimmed(line).lowercased()
         if text.isEmpty { return (preselected, false) }
         let digits = text.prefix { $0.isNumber }
         guard let index = Int(digits), (1...count).contains(index) else { return nil }
-        let rest = text.dropFirst(digits.count).trimmingCharacters(in: .whitespaces)
+        let rest = trimmed(text.dropFirst(digits.count))
         switch rest {
         case "": return (index, false)
         case "a", "always": return (index, true)
         default: return nil
         }
+    }
+
+    /// The text without leading or trailing spaces and tabs.
+    private static func trimmed(_ text: some StringProtocol) -> String {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else { return "" }
+        return String(text[first...last])
     }
 }

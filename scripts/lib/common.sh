@@ -59,10 +59,14 @@ bench_packages() {
 # Packages only the tests need (the real xdg-open, for the freedesktop export test).
 TEST_PACKAGES=(xdg-utils)
 
-# Release builds link the Swift runtime and Foundation statically: `lsopen` starts in about
-# half the time (it is xdg-open's handler, so every URL opened from a desktop pays it), and
-# installed binaries do not depend on where the toolchain lives.
-RELEASE_BUILD=(-c release --static-swift-stdlib)
+# Release builds link the Swift runtime statically: `lsopen` starts in about half the time
+# (it is xdg-open's handler, so every URL opened from a desktop pays it), and installed
+# binaries do not depend on where the toolchain lives. They go to their own scratch folder,
+# .build-release/: in the .build/ that a plain `swift build -c release` (the README's path)
+# has used, a static build would try to link GRDB's dynamic-library product against the
+# static Foundation and fail (`cannot find -lCoreFoundation`); kept apart, either build can
+# come first.
+RELEASE_BUILD=(-c release --static-swift-stdlib --scratch-path .build-release)
 
 # The release executables the scripts use. They are built one product at a time: once any
 # single product has been built, a plain `swift build -c release --static-swift-stdlib`

@@ -1,0 +1,137 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LaunchServicesClient
+import LaunchServicesCore
+
+/// One lsopen run, decided from its arguments: what to open and how. Both ways of reading
+/// the command line produce it — swift-argument-parser's (`LSOpen`, every form, help and
+/// errors) and the quick reading of the plain forms (`QuickArguments`) — so everything after
+/// parsing, output and exit status included, is one code path.
+struct OpenCommand: Equatable {
+    var url: String
+    var canOpen = false
+    var wait = false
+    var json = false
+    var annotation: String?
+    var appID: String?
+    var ask: Bool?
+    var background = false
+    var fallback: String?
+    var timeout: Double = 60
+    var socket: String?
+
+    /// Combinations that make no sense, named; the same rules for both readings.
+    func problem() -> String? {
+        guard timeout > 0, timeout <= 86_400 else { return "--timeout must be between 0 and 86400 seconds, not \(timeout)" }
+        guard !(wait && canOpen) else { return "--wait and --can-open cannot be combined" }
+        guard !(appID != nil && ask == true) else { return "--app and --ask cannot be combined: --app already chooses the app" }
+        guard !(canOpen && (appID != nil || background || fallback != nil)) else { return "--can-open only asks; --app, --background and --fallback apply to opening" }
+        return nil
+    }
+
+    /// Does what was asked and exits with lsopen's status (see `LSOpen`'s discussion).
+    func run() -> Never {
+        let limit = Duration.milliseconds(Int64(timeout * 1000))
+        let client: LaunchServicesClient
+        do {
+            client = try LaunchServicesClient(socketPath: socket, program: "lsopen")
+        } catch {
+            fail(error.code, error.description)
+        }
+        if canOpen { finish(askCanOpen(client, timeout: limit), client) }
+        if wait {
+            let waiter = CallbackWaiter(client: client, url: url, annotation: annotation.map { .string($0) }, timeout: limit, json: json)
+            finish(waiter.run(fail: fail), client)
+        }
+        var chosen = appID
+        if chosen == nil, ask != false, HandlerChooser.hasTerminal {
+            do {
+                if case .app(let app) = try HandlerChooser(client: client, url: url, timeout: limit).decide(forced: ask == true) { chosen = app }
+            } catch let error as ClientError {
+                fail(error.code, error.description)
+            } catch {
+                fail(.protocolError, "\(error)")
+            }
+        }
+        var report = open(url, in: chosen, client: client, timeout: limit)
+        if let fallback, report.outcome.error?.code == .noHandler, chosen == nil {
+            // The seed's cross-promotion: no app for this scheme, so open the other link.
+            report = open(fallback, in: nil, client: client, timeout: limit)
+            report.fellBackFrom = url
+        }
+        show(report)
+        finish(ExitCodes.code(for: report.outcome.error?.code), client)
+    }
+
+    /// `--can-open`: 0 when some app handles the scheme, 1 when none does.
+    func askCanOpen(_ client: LaunchServicesClient, timeout: Duration) -> Int32 {
+        let answer: (canOpen: Bool, app: String?)
+        do {
+            answer = try client.canOpen(url, timeout: timeout)
+        } catch {
+            fail(error.code, error.description)
+        }
+        if json {
+            var fields = ["\"canOpen\":\(answer.canOpen)", "\"url\":\(JSONText.quote(url))"]
+            if let app = answer.app { fields.append("\"app\":\(JSONText.quote(app))") }
+            print("{" + fields.joined(separator: ",") + "}")
+        } else {
+            print(answer.canOpen ? "\(url): opens with \(answer.app ?? "an app")" : "\(url): no app handles this scheme")
+        }
+        return answer.canOpen ? 0 : 1
+    }
+
+    /// One open, timed as lsopen saw it.
+    func open(_ target: String, in app: String?, client: LaunchServicesClient, timeout: Duration) -> OpenReport {
+        let started = ContinuousClock.now
+        let outcome: OpenOutcome
+        do {
+            outcome = try client.open(target, annotation: annotation.map { .string($0) }, options: OpenOptions(app: app, background: background), timeout: timeout)
+        } catch {
+            fail(error.code, error.description)
+        }
+        let waited = ContinuousClock.now - started
+        return OpenReport(url: target, outcome: outcome, waitNanoseconds: UInt64(max(0, waited.components.seconds)) * 1_000_000_000 + UInt64(max(0, waited.components.attoseconds)) / 1_000_000_000)
+    }
+
+    func show(_ report: OpenReport) {
+        if json {
+            print(OutcomeJSON.render(report.outcome, url: report.url, waitNanoseconds: report.waitNanoseconds, fellBackFrom: report.fellBackFrom))
+            return
+        }
+        if let from = report.fellBackFrom {
+            StandardStreams.error("lsopen: no app handles \(from); opening the fallback \(report.url)\n")
+        }
+        if let error = report.outcome.error {
+            StandardStreams.error("lsopen: \(error.message)\n")
+        } else {
+            print("opened \(report.url) in \(report.outcome.app ?? "?") (\(OutcomeJSON.summary(report.outcome, waitNanoseconds: report.waitNanoseconds)))")
+        }
+    }
+
+    /// Reports a failure before any outcome existed, then exits with its code.
+    func fail(_ code: OpenErrorCode, _ message: String) -> Never {
+        if json {
+            print("{\"opened\":false,\"url\":\(JSONText.quote(url)),\"error\":{\"code\":\(JSONText.quote(code.rawValue)),\"message\":\(JSONText.quote(message))}}")
+        } else {
+            StandardStreams.error("lsopen: \(message)\n")
+        }
+        exit(ExitCodes.code(for: code))
+    }
+
+    /// Closes the connection and exits; `exit` flushes standard output.
+    private func finish(_ status: Int32, _ client: LaunchServicesClient) -> Never {
+        client.close()
+        exit(status)
+    }
+}
+
+/// An open as lsopen reports it: the outcome, the wait the caller saw, and whether it was
+/// the fallback of another URL.
+struct OpenReport {
+    var url: String
+    var outcome: OpenOutcome
+    var waitNanoseconds: UInt64
+    var fellBackFrom: String?
+}
