@@ -90,8 +90,16 @@ let package = Package(
             // Every desktop link runs lsopen, so its start is the product's hot path: a release
             // lsopen is a static executable (no dynamic loader, no symbol lookups or PLT
             // relocations: 140 page faults at start instead of 340). It calls no glibc function
-            // that needs shared NSS modules at run time.
-            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
+            // that needs shared NSS modules at run time. FoundationEssentials (through
+            // ArgumentParser and the chooser's JSONDecoder) needs three more static libraries,
+            // named here so a plain `swift build -c release` links it too, not only the
+            // scripts' `--static-swift-stdlib` build.
+            linkerSettings: [
+                .unsafeFlags(["-static-executable"], .when(configuration: .release)),
+                .linkedLibrary("_FoundationCollections", .when(configuration: .release)),
+                .linkedLibrary("_FoundationCShims", .when(configuration: .release)),
+                .linkedLibrary("swiftSynchronization", .when(configuration: .release)),
+            ]
         ),
         .executableTarget(
             name: "lsctl",

@@ -31,11 +31,24 @@ public struct Registry: Sendable {
         apps[app.id] = app
         registeredAt[app.id] = time
         for scheme in app.schemes {
-            var ids = claimants[scheme, default: []]
-            let at = ids.firstIndex { precedes((time, app.id), (registeredAt[$0] ?? 0, $0)) } ?? ids.endIndex
-            ids.insert(app.id, at: at)
-            claimants[scheme] = ids
+            // In place: a copy of the array taken out of the dictionary would be copied again
+            // on insert.
+            claimants[scheme, default: []].insert(app.id, at: claimPosition(on: scheme, time: time, id: app.id))
         }
+    }
+
+    /// Makes room for `apps` apps claiming `schemes` schemes in all, before a bulk load (the
+    /// daemon's start), so the tables are not rehashed as they grow.
+    public mutating func reserveCapacity(apps count: Int, schemes: Int) {
+        apps.reserveCapacity(count)
+        registeredAt.reserveCapacity(count)
+        claimants.reserveCapacity(schemes)
+    }
+
+    /// Where a claim registered at `time` by `id` goes among the scheme's claims.
+    private func claimPosition(on scheme: URLScheme, time: Int64, id: String) -> Int {
+        guard let ids = claimants[scheme] else { return 0 }
+        return ids.firstIndex { precedes((time, id), (registeredAt[$0] ?? 0, $0)) } ?? ids.endIndex
     }
 
     /// Whether a claim registered at `a` comes before one registered at `b`.

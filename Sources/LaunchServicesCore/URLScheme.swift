@@ -10,13 +10,18 @@ public struct URLScheme: Hashable, Sendable, CustomStringConvertible, Comparable
     public init(validating text: String) throws(SchemeError) {
         guard let first = text.utf8.first else { throw .empty }
         guard Self.isAlpha(first) else { throw .mustStartWithLetter(text) }
-        // By character, so a refusal quotes what the user typed ('é'), not one of its bytes.
-        for character in text {
-            guard let byte = character.asciiValue, Self.isAlpha(byte) || Self.isDigit(byte) || byte == 0x2B || byte == 0x2D || byte == 0x2E else {
-                throw .invalidCharacter(text, character)
+        var hasUppercase = false
+        for byte in text.utf8 {
+            guard Self.isAlpha(byte) || Self.isDigit(byte) || byte == 0x2B || byte == 0x2D || byte == 0x2E else {
+                // By character, so a refusal quotes what the user typed ('é'), not one of its bytes.
+                let character = text.first { !($0.asciiValue.map { Self.isAlpha($0) || Self.isDigit($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E } ?? false) }
+                throw .invalidCharacter(text, character ?? Character(Unicode.Scalar(byte)))
             }
+            hasUppercase = hasUppercase || (byte >= 0x41 && byte <= 0x5A)
         }
-        normalized = Self.lowercased(text)
+        // Stored and typed schemes are nearly always lowercase already: no copy then (the
+        // daemon validates every stored scheme at start, 50,000 of them for 10,000 apps).
+        normalized = hasUppercase ? Self.lowercased(text) : text
     }
 
     public var description: String { normalized }

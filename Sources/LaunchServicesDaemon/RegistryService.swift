@@ -54,13 +54,6 @@ final class RegistryService {
         if let stateFolder {
             let opened = try RegistryStore(folder: stateFolder)
             (stored, defaults) = try opened.load()
-            // Paths saved before they were made canonical (symbolic links, `..`) become
-            // canonical, so the same bundle found in a folder is not taken for another.
-            for index in stored.indices {
-                guard let canonical = BundlePath.resolve(stored[index].app.path), canonical != stored[index].app.path else { continue }
-                stored[index].app.path = canonical
-                try opened.save(stored[index].app, source: stored[index].source, registeredAt: stored[index].registeredAt)
-            }
             store = opened
         }
         let manual = stored.filter { $0.source == .manual }.map { (app: $0.app, registeredAt: $0.registeredAt) }
@@ -91,8 +84,18 @@ final class RegistryService {
     func apply(_ loaded: Loaded) {
         loop.assertInEventLoop()
         store = loaded.store
-        for (app, time) in loaded.manual { register(app, source: .manual, at: time, warn: false) }
-        for (app, time) in loaded.fromFolders { register(app, source: .folder, at: time, warn: false) }
+        // The bulk load: straight into the registry (nothing to warn about one by one; the
+        // contenders are named below, once).
+        let all = [(loaded.manual, RegistryStore.Source.manual), (loaded.fromFolders, .folder)]
+        registry.reserveCapacity(apps: loaded.manual.count + loaded.fromFolders.count,
+                                 schemes: all.reduce(0) { $0 + $1.0.reduce(0) { $0 + $1.app.schemes.count } })
+        sources.reserveCapacity(loaded.manual.count + loaded.fromFolders.count)
+        for (registrations, source) in all {
+            for (app, time) in registrations {
+                registry.register(app, at: time)
+                sources[app.id] = source
+            }
+        }
         for (scheme, id) in loaded.defaults { registry.setDefault(id, for: scheme) }
         lastIssued = max(lastIssued, registry.registeredAt.values.max() ?? 0)
         // Every scheme claimed by several apps with no default chosen: each contender is named.

@@ -63,6 +63,17 @@ public final class RegistryStore: Sendable {
                     t.add(column: "urlTypes", .text).notNull().defaults(to: "")
                 }
             }
+            // v4: paths saved before they were made canonical (symbolic links, `..`) become
+            // canonical, so the same bundle found in a folder is not taken for another. Once,
+            // here, rather than one realpath per app at every start.
+            migrator.registerMigration("v4") { db in
+                let rows = try Row.fetchAll(db, sql: "SELECT id, path FROM app")
+                for row in rows {
+                    let path: String = row[1]
+                    guard let canonical = BundlePath.resolve(path), canonical != path else { continue }
+                    try db.execute(sql: "UPDATE app SET path = ? WHERE id = ?", arguments: [canonical, row[0] as String])
+                }
+            }
         }
     }
 
@@ -70,12 +81,15 @@ public final class RegistryStore: Sendable {
     public func load() throws -> (apps: [Stored], defaults: [URLScheme: String]) {
         try pool.read { db in
             var apps: [Stored] = []
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM app ORDER BY id") {
-                let schemes = (row["schemes"] as String).split(separator: " ").compactMap { try? URLScheme(validating: String($0)) }
-                let queries = (row["queriesSchemes"] as String).split(separator: " ").compactMap { try? URLScheme(validating: String($0)) }
-                let app = AppBundle(id: row["id"], name: row["name"], path: row["path"], executable: row["executable"],
-                                    schemes: schemes, queriesSchemes: Set(queries), urlTypes: URLTypesColumn.decode(row["urlTypes"]))
-                apps.append(Stored(app: app, source: Source(rawValue: row["source"]) ?? .manual, registeredAt: row["registeredAt"]))
+            apps.reserveCapacity(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM app") ?? 0)
+            // Columns by position, rows one at a time: the daemon's start with 10,000 apps
+            // is mostly this loop.
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, name, path, executable, schemes, queriesSchemes, source, registeredAt, urlTypes FROM app ORDER BY id")
+            while let row = try rows.next() {
+                let queries = Self.schemes(row[5])
+                let app = AppBundle(id: row[0], name: row[1], path: row[2], executable: row[3], schemes: Self.schemes(row[4]),
+                                    queriesSchemes: queries.isEmpty ? [] : Set(queries), urlTypes: URLTypesColumn.decode(row[8]))
+                apps.append(Stored(app: app, source: Source(rawValue: row[6]) ?? .manual, registeredAt: row[7]))
             }
             var defaults: [URLScheme: String] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT scheme, bundleID FROM schemeDefault") {
@@ -83,6 +97,11 @@ public final class RegistryStore: Sendable {
             }
             return (apps, defaults)
         }
+    }
+
+    /// The schemes of a space-separated column; one no longer valid is dropped.
+    private static func schemes(_ column: String) -> [URLScheme] {
+        column.utf8.split(separator: UInt8(ascii: " ")).compactMap { try? URLScheme(validating: String(decoding: $0, as: UTF8.self)) }
     }
 
     /// Saves an app registered at `registeredAt` (milliseconds since the Unix epoch; now

@@ -47,12 +47,16 @@ struct RegistryAdministrationTests {
         defer { h.stop() }
         let path = try looseBundle(h, id: "zz.loose", scheme: "loose")
         #expect(try h.lsctl("register", path).status == 0)
-        // Earlier versions stored the path as given: here, through a symbolic link.
+        // Earlier versions (before the database's v4) stored the path as given: here,
+        // through a symbolic link, in a database that has not had v4 yet.
         try FileManager.default.createSymbolicLink(atPath: h.root + "/alias", withDestinationPath: h.root + "/loose")
         let alias = h.root + "/alias/zz.loose.app"
         try h.restart(signal: SIGTERM) {
             let db = try DatabaseQueue(path: h.root + "/state/registry.sqlite")
-            try db.write { try $0.execute(sql: "UPDATE app SET path = ? WHERE id = 'zz.loose'", arguments: [alias]) }
+            try db.write {
+                try $0.execute(sql: "UPDATE app SET path = ? WHERE id = 'zz.loose'", arguments: [alias])
+                try $0.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v4'")
+            }
         }
         let apps = try h.lsctl("apps", "--json").stdout
         #expect(apps.contains("\"\(path)\"") && !apps.contains("alias"), "\(apps)")
