@@ -99,7 +99,9 @@ final class RegistryService {
         for (scheme, id) in loaded.defaults { registry.setDefault(id, for: scheme) }
         lastIssued = max(lastIssued, registry.registeredAt.values.max() ?? 0)
         // Every scheme claimed by several apps with no default chosen: each contender is named.
-        for scheme in registry.claimants.keys.sorted() where registry.defaults[scheme] == nil {
+        // Only the contested schemes are sorted and looked at, not every scheme.
+        let contested = registry.claimants.compactMap { $0.value.count > 1 && registry.defaults[$0.key] == nil ? $0.key : nil }
+        for scheme in contested.sorted() {
             for claim in registry.claims(on: scheme).dropFirst() { warnContender(claim.app, scheme) }
         }
         refused = loaded.refused
