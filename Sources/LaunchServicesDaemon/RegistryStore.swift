@@ -74,6 +74,21 @@ public final class RegistryStore: Sendable {
                     try db.execute(sql: "UPDATE app SET path = ? WHERE id = ?", arguments: [canonical, row[0] as String])
                 }
             }
+            // v5: URL types move from v3's JSON column to rows of their own, read with the
+            // apps in one pass: one JSON decoding per app was most of a 10,000-app start.
+            migrator.registerMigration("v5") { db in
+                try db.create(table: "urlType") { t in
+                    t.column("appID", .text).notNull()
+                    t.column("position", .integer).notNull()
+                    t.column("name", .text)
+                    t.column("schemes", .text).notNull()
+                    t.primaryKey(["appID", "position"])
+                }
+                for row in try Row.fetchAll(db, sql: "SELECT id, urlTypes FROM app WHERE urlTypes != ''") {
+                    try Self.insertURLTypes(URLTypesColumn.decode(row[1]), of: row[0], db)
+                }
+                try db.alter(table: "app") { t in t.drop(column: "urlTypes") }
+            }
         }
     }
 
@@ -84,11 +99,18 @@ public final class RegistryStore: Sendable {
             apps.reserveCapacity(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM app") ?? 0)
             // Columns by position, rows one at a time: the daemon's start with 10,000 apps
             // is mostly this loop.
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, name, path, executable, schemes, queriesSchemes, source, registeredAt, urlTypes FROM app ORDER BY id")
+            var urlTypes: [String: [AppBundle.URLType]] = [:]
+            let types = try Row.fetchCursor(db, sql: "SELECT appID, name, schemes FROM urlType ORDER BY appID, position")
+            while let row = try types.next() {
+                let schemes = Self.schemes(row[2])
+                if !schemes.isEmpty { urlTypes[row[0], default: []].append(AppBundle.URLType(name: row[1], schemes: schemes)) }
+            }
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, name, path, executable, schemes, queriesSchemes, source, registeredAt FROM app ORDER BY id")
             while let row = try rows.next() {
+                let id: String = row[0]
                 let queries = Self.schemes(row[5])
-                let app = AppBundle(id: row[0], name: row[1], path: row[2], executable: row[3], schemes: Self.schemes(row[4]),
-                                    queriesSchemes: queries.isEmpty ? [] : Set(queries), urlTypes: URLTypesColumn.decode(row[8]))
+                let app = AppBundle(id: id, name: row[1], path: row[2], executable: row[3], schemes: Self.schemes(row[4]),
+                                    queriesSchemes: queries.isEmpty ? [] : Set(queries), urlTypes: urlTypes[id] ?? [])
                 apps.append(Stored(app: app, source: Source(rawValue: row[6]) ?? .manual, registeredAt: row[7]))
             }
             var defaults: [URLScheme: String] = [:]
@@ -112,16 +134,26 @@ public final class RegistryStore: Sendable {
 
     static func insert(_ app: AppBundle, source: Source, registeredAt: Int64, _ db: Database) throws {
         try db.execute(sql: """
-            INSERT OR REPLACE INTO app (id, name, path, executable, schemes, queriesSchemes, source, registeredAt, urlTypes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO app (id, name, path, executable, schemes, queriesSchemes, source, registeredAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [app.id, app.name, app.path, app.executable,
                              app.schemes.map(\.normalized).joined(separator: " "),
-                             app.queriesSchemes.map(\.normalized).sorted().joined(separator: " "), source.rawValue, registeredAt,
-                             URLTypesColumn.encode(app.urlTypes)])
+                             app.queriesSchemes.map(\.normalized).sorted().joined(separator: " "), source.rawValue, registeredAt])
+        try db.execute(sql: "DELETE FROM urlType WHERE appID = ?", arguments: [app.id])
+        try insertURLTypes(app.urlTypes, of: app.id, db)
+    }
+
+    /// An app's URL types, in declaration order; schemes space-separated like `app.schemes`.
+    static func insertURLTypes(_ types: [AppBundle.URLType], of id: String, _ db: Database) throws {
+        for (position, type) in types.enumerated() {
+            try db.execute(sql: "INSERT INTO urlType (appID, position, name, schemes) VALUES (?, ?, ?, ?)",
+                           arguments: [id, position, type.name, type.schemes.map(\.normalized).joined(separator: " ")])
+        }
     }
 
     /// Replaces the set of folder registrations in one transaction.
     public func replaceFolderApps(_ apps: [Registration]) throws {
         try pool.write { db in
+            try db.execute(sql: "DELETE FROM urlType WHERE appID IN (SELECT id FROM app WHERE source = 'folder')")
             try db.execute(sql: "DELETE FROM app WHERE source = 'folder'")
             for (app, registeredAt) in apps { try Self.insert(app, source: .folder, registeredAt: registeredAt, db) }
         }
@@ -133,7 +165,10 @@ public final class RegistryStore: Sendable {
     }
 
     public func delete(_ id: String) throws {
-        try pool.write { db in try db.execute(sql: "DELETE FROM app WHERE id = ?", arguments: [id]) }
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM urlType WHERE appID = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM app WHERE id = ?", arguments: [id])
+        }
     }
 
     public func setDefault(_ id: String?, for scheme: URLScheme) throws {
@@ -147,21 +182,14 @@ public final class RegistryStore: Sendable {
     }
 }
 
-/// The `app.urlTypes` column: a JSON array of `{"name": …, "schemes": […]}` (name left out
-/// when the URL type has none). '' (a row saved before v3) or anything unreadable is no URL
-/// types; a scheme that no longer validates is dropped, as in the `schemes` column.
+/// The `app.urlTypes` column of schema versions v3 and v4, read once by migration v5: a JSON
+/// array of `{"name": …, "schemes": […]}` (name left out when the URL type has none). ''
+/// (a row saved before v3) or anything unreadable is no URL types; a scheme that no longer
+/// validates is dropped, as in the `schemes` column.
 enum URLTypesColumn {
     private struct Entry: Codable {
         var name: String?
         var schemes: [String]
-    }
-
-    static func encode(_ types: [AppBundle.URLType]) -> String {
-        let entries = types.map { Entry(name: $0.name, schemes: $0.schemes.map(\.normalized)) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(entries) else { return "" }
-        return String(decoding: data, as: UTF8.self)
     }
 
     static func decode(_ text: String?) -> [AppBundle.URLType] {

@@ -105,12 +105,52 @@ struct URLTypeNameTests {
         #expect(claims.contains(ClaimReport(app: Self.full, since: "2023-11-14T22:13:20.123Z")), "\(claims)")
         #expect(claims.contains(ClaimReport(app: Self.lite, since: "2023-11-14T22:13:20.456Z")), "\(claims)")
         let migrations = try DatabaseQueue(path: file).read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") }
-        #expect(migrations == ["v1", "v2", "v3"])
+        #expect(migrations == ["v1", "v2", "v3", "v4", "v5"])
 
         // Registering again brings the names.
         #expect(try h.lsctl("register", looseFolder + "/fullapp.app").status == 0)
         let again = try h.lsctl("apps", "--json").decode([AppReport].self).first { $0.id == Self.full }
         #expect(again?.urlTypes == [URLTypeReport(name: Self.full, schemes: ["fullapp"])], "\(String(describing: again))")
+    }
+
+    @Test("a registry written by schema v4 (URL types as JSON in the app row) keeps every name: v5 moves them to rows")
+    func migrationFromV4() throws {
+        let h = try DaemonHarness(apps: [])
+        defer { h.stop() }
+        let looseFolder = h.root + "/loose"
+        try h.install(try .demo("fullapp"), in: looseFolder)
+        let file = h.root + "/state/registry.sqlite"
+        try h.restart(signal: SIGTERM) {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+            // What v4 wrote: the URL types as one JSON array per app.
+            let old = try DatabasePool(path: file)
+            try old.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                    INSERT INTO grdb_migrations VALUES ('v1'), ('v2'), ('v3'), ('v4');
+                    CREATE TABLE "app" ("id" TEXT PRIMARY KEY NOT NULL, "name" TEXT NOT NULL, "path" TEXT NOT NULL, "executable" TEXT NOT NULL, "schemes" TEXT NOT NULL, "queriesSchemes" TEXT NOT NULL, "source" TEXT NOT NULL, "registeredAt" INTEGER NOT NULL DEFAULT 0, "urlTypes" TEXT NOT NULL DEFAULT '');
+                    CREATE TABLE "schemeDefault" ("scheme" TEXT PRIMARY KEY NOT NULL, "bundleID" TEXT NOT NULL);
+                    """)
+                try db.execute(sql: "INSERT INTO app VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               arguments: [Self.full, "Numerology", looseFolder + "/fullapp.app", "fullapp", "fullapp numbers", "liteapp", "manual", 1_700_000_000_123,
+                                           #"[{"name":"com.example.numerology","schemes":["fullapp"]},{"schemes":["numbers"]}]"#])
+            }
+            try old.close()
+        }
+        let full = try #require(try h.lsctl("apps", "--json").decode([AppReport].self).first { $0.id == Self.full })
+        #expect(full.schemes == ["fullapp", "numbers"] && full.queriesSchemes == ["liteapp"], "\(full)")
+        #expect(full.urlTypes == [URLTypeReport(name: Self.full, schemes: ["fullapp"]), URLTypeReport(name: nil, schemes: ["numbers"])], "\(full)")
+        let (migrations, columns) = try DatabaseQueue(path: file).read { db in
+            (try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"), try db.columns(in: "app").map(\.name))
+        }
+        #expect(migrations == ["v1", "v2", "v3", "v4", "v5"])
+        #expect(!columns.contains("urlTypes"), "\(columns)")
+        // The names survive another restart (read from their rows now), and unregistering removes them.
+        try h.restart(signal: SIGKILL)
+        #expect(try h.lsctl("apps", "--json").decode([AppReport].self).first { $0.id == Self.full }?.urlTypes.count == 2)
+        #expect(try h.lsctl("unregister", Self.full).status == 0)
+        let left = try DatabaseQueue(path: file).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM urlType") }
+        #expect(left == 0)
     }
 
     /// The lines fullapp's launch check appended to its own storage.

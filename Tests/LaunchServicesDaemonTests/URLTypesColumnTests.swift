@@ -4,8 +4,8 @@ import LaunchServicesCore
 import LaunchServicesTesting
 import Testing
 
-/// `RegistryStore` keeps each URL type's `CFBundleURLName` with its schemes (`app.urlTypes`,
-/// migration v3), and reads back what it wrote.
+/// `RegistryStore` keeps each URL type's `CFBundleURLName` with its schemes (the `urlType`
+/// rows, migration v5; before, v3's JSON column), and reads back what it wrote.
 @Suite("RegistryStore: URL type names")
 struct URLTypesColumnTests {
     func scheme(_ text: String) throws -> URLScheme { try URLScheme(validating: text) }
@@ -21,16 +21,20 @@ struct URLTypesColumnTests {
             let loaded = try RegistryStore(folder: folder).load().apps
             #expect(loaded.map(\.app) == [app])
             #expect(loaded.first?.registeredAt == 42)
+            // Saved again with fewer URL types: the old rows go.
+            var fewer = app
+            fewer.urlTypes = [types[1]]
+            try RegistryStore(folder: folder).save(fewer, source: .manual, registeredAt: 42)
+            #expect(try RegistryStore(folder: folder).load().apps.map(\.app) == [fewer])
         }
     }
 
-    @Test("the column: '' (rows before v3) and unreadable text are no URL types; invalid schemes are dropped")
+    @Test("v3's column, read by migration v5: '' (rows before v3) and unreadable text are no URL types; invalid schemes are dropped")
     func column() throws {
         #expect(URLTypesColumn.decode("").isEmpty)
         #expect(URLTypesColumn.decode(nil).isEmpty)
         #expect(URLTypesColumn.decode("not json").isEmpty)
         #expect(URLTypesColumn.decode(#"[{"name": "n", "schemes": ["ok", "bad scheme"]}, {"schemes": ["9bad"]}]"#)
                 == [AppBundle.URLType(name: "n", schemes: [try scheme("ok")])])
-        #expect(URLTypesColumn.encode([AppBundle.URLType(name: nil, schemes: [try scheme("x")])]) == #"[{"schemes":["x"]}]"#)
     }
 }
