@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLaunchServicesShim
 import Foundation
 import LaunchServicesTesting
 
@@ -143,12 +144,22 @@ struct DBusPeers {
     /// `dbus_echo_client`'s activate mode times each call to the name while no one owns it,
     /// so the bus starts the service from its .service file; the client then stops that
     /// service by the PID the bus names and waits until the name is gone (see its header).
+    /// dbus-daemon lets go of each service once it owns the name, so this process is a child
+    /// subreaper meanwhile and reaps each service by the PID the client printed.
     func activations(on bus: Bus, count: Int) throws -> [UInt64] {
         bus.service.stop()
+        guard ls_set_subreaper(1) == 0 else { throw Unavailable(reason: "cannot become a child subreaper to reap the activated services") }
+        defer { _ = ls_set_subreaper(0) }
         let output = work + "/\(bus.name)-activations.txt"
         let client = try ChildProcess(peerBinDir + "/dbus_echo_client", [String(count), "0", "activate"], environment: bus.environment, stdout: output)
         let status = client.wait()
-        let samples = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { UInt64($0) }
+        let lines = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map { $0.split(separator: " ").compactMap { UInt64($0) } }
+        let samples = lines.filter { $0.count == 2 }.map { $0[0] }
+        for pid in lines.filter({ $0.count == 2 }).map({ pid_t($0[1]) }) {
+            var raw: Int32 = 0
+            // ECHILD: not reparented here (the bus reaped it itself); it is gone either way.
+            while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
+        }
         guard status == 0, samples.count == count else {
             throw Unavailable(reason: "dbus_echo_client activate failed on \(bus.name): \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
         }

@@ -12,7 +12,9 @@
  * from its .service file: the client first waits until org.lsbench.Echo has no owner, then
  * times the call until the reply (CLOCK_MONOTONIC, inside this already connected process),
  * then asks the bus for the service's PID (GetConnectionUnixProcessID), sends it SIGTERM
- * and waits until the name is gone again (the bus reaps the process it started). */
+ * and waits until the name is gone again. It prints "NANOSECONDS PID" a line: once the
+ * service owns its name, dbus-daemon lets go of the process it started (it is reparented),
+ * so lsbench, a child subreaper meanwhile, reaps each by that PID. */
 #include <dbus/dbus.h>
 #include <signal.h>
 #include <stdio.h>
@@ -66,7 +68,8 @@ int main(int argc, char **argv) {
     DBusConnection *connection = dbus_bus_get(DBUS_BUS_SESSION, &error);
     if (!connection) { fprintf(stderr, "dbus_echo_client: %s\n", error.message); return 1; }
     unsigned long long *samples = calloc((size_t)count, sizeof *samples);
-    if (!samples) return 1;
+    unsigned *pids = calloc((size_t)count, sizeof *pids);
+    if (!samples || !pids) return 1;
     const char *text = "0123456789abcdef";
     for (long i = 0; i < warmup + count; i++) {
         if (sync && i == warmup) {
@@ -93,6 +96,7 @@ int main(int argc, char **argv) {
         if (i >= warmup) samples[i - warmup] = last - start;
         if (activate) {
             unsigned pid = service_pid(connection, &error);
+            if (i >= warmup) pids[i - warmup] = pid;
             if (pid == 0 || kill((pid_t)pid, SIGTERM) != 0) {
                 fprintf(stderr, "dbus_echo_client: cannot stop the activated service (pid %u) %s\n", pid, error.message ? error.message : "");
                 return 1;
@@ -104,6 +108,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (sync) printf("%llu %llu 0\n", first, last);
-    for (long i = 0; i < count; i++) printf("%llu\n", samples[i]);
+    for (long i = 0; i < count; i++) {
+        if (activate) printf("%llu %u\n", samples[i], pids[i]);
+        else printf("%llu\n", samples[i]);
+    }
     return 0;
 }
