@@ -90,3 +90,7 @@ int ls_die_with_parent(int sig, pid_t expected_parent) {
 int ls_become_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
+
+int ls_set_subreaper(int on) {
+    return prctl(PR_SET_CHILD_SUBREAPER, on ? 1 : 0, 0, 0, 0);
+}

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLaunchServicesShim
 import Foundation
 import LaunchServicesTesting
 
@@ -34,14 +35,16 @@ struct DBusPeers {
     }
 
     /// The bus configuration: a session-type bus on a socket in the bench's folder, open to
-    /// every local caller like a desktop's session bus, and without service directories, so
-    /// neither bus reads the user's own `~/.local/share/dbus-1`.
-    func writeConfig(_ path: String, listen: String?) throws {
+    /// every local caller like a desktop's session bus, and with no service directory but
+    /// `servicedir` (in the bench's folder, for the activation peer), so neither bus reads
+    /// the user's own `~/.local/share/dbus-1`.
+    func writeConfig(_ path: String, listen: String?, servicedir: String? = nil) throws {
         let config = """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
         <busconfig>
           <type>session</type>
           \(listen.map { "<listen>\($0)</listen>" } ?? "")
+          \(servicedir.map { "<servicedir>\($0)</servicedir>" } ?? "")
           <auth>EXTERNAL</auth>
           <policy context="default">
             <allow send_destination="*"/>
@@ -67,12 +70,17 @@ struct DBusPeers {
         return environment
     }
 
-    /// dbus-daemon, as a desktop's session bus runs it (`--nofork`, our own configuration).
+    /// dbus-daemon, as a desktop's session bus runs it (`--nofork`, our own configuration),
+    /// with `org.lsbench.Echo.service` in its service directory: once the running echo
+    /// service is stopped, a call to the name makes the bus start `dbus_echo_service` itself.
     func startDBusDaemon(_ executable: String) throws -> Bus {
         let folder = work + "/dbus-daemon"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let services = folder + "/services"
+        try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
+        try "[D-BUS Service]\nName=org.lsbench.Echo\nExec=\(peerBinDir)/dbus_echo_service\n"
+            .write(toFile: services + "/org.lsbench.Echo.service", atomically: true, encoding: .utf8)
         let socket = folder + "/bus"
-        try writeConfig(folder + "/bus.conf", listen: "unix:path=" + socket)
+        try writeConfig(folder + "/bus.conf", listen: "unix:path=" + socket, servicedir: services)
         let environment = try privateEnvironment(bus: socket)
         let daemon = try ChildProcess(executable, ["--config-file=" + folder + "/bus.conf", "--nofork", "--nopidfile", "--nosyslog"], environment: environment, stdout: folder + "/bus.log")
         return try startService(name: "dbus-daemon", folder: folder, socket: socket, environment: environment, daemon: daemon)
@@ -129,6 +137,32 @@ struct DBusPeers {
         guard client.wait() == 0 else { throw ValidationError("dbus_echo_client failed on \(bus.name): \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")") }
         let samples = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").compactMap { UInt64($0) }
         guard samples.count == count else { throw ValidationError("dbus_echo_client printed \(samples.count) samples, not \(count)") }
+        return samples
+    }
+
+    /// `count` D-Bus activations: with the running echo service stopped (by its PID, reaped),
+    /// `dbus_echo_client`'s activate mode times each call to the name while no one owns it,
+    /// so the bus starts the service from its .service file; the client then stops that
+    /// service by the PID the bus names and waits until the name is gone (see its header).
+    /// dbus-daemon lets go of each service once it owns the name, so this process is a child
+    /// subreaper meanwhile and reaps each service by the PID the client printed.
+    func activations(on bus: Bus, count: Int) throws -> [UInt64] {
+        bus.service.stop()
+        guard ls_set_subreaper(1) == 0 else { throw Unavailable(reason: "cannot become a child subreaper to reap the activated services") }
+        defer { _ = ls_set_subreaper(0) }
+        let output = work + "/\(bus.name)-activations.txt"
+        let client = try ChildProcess(peerBinDir + "/dbus_echo_client", [String(count), "0", "activate"], environment: bus.environment, stdout: output)
+        let status = client.wait()
+        let lines = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map { $0.split(separator: " ").compactMap { UInt64($0) } }
+        let samples = lines.filter { $0.count == 2 }.map { $0[0] }
+        for pid in lines.filter({ $0.count == 2 }).map({ pid_t($0[1]) }) {
+            var raw: Int32 = 0
+            // ECHILD: not reparented here (the bus reaped it itself); it is gone either way.
+            while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
+        }
+        guard status == 0, samples.count == count else {
+            throw Unavailable(reason: "dbus_echo_client activate failed on \(bus.name): \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
+        }
         return samples
     }
 

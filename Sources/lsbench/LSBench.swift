@@ -51,6 +51,21 @@ struct LSBench: ParsableCommand {
     @Option(help: "systemd-socket-activate executable (hands dbus-broker-launch its socket).")
     var socketActivate: String?
 
+    @Option(help: "gio executable, for the gio open peer rows.")
+    var gio: String?
+
+    @Option(help: "xdg-open executable, for the xdg-open peer rows.")
+    var xdgOpen: String?
+
+    @Option(help: "xdg-mime executable, for the xdg-mime query peer rows.")
+    var xdgMime: String?
+
+    @Option(help: "update-desktop-database executable (indexes the desktop peers' private handler).")
+    var updateDesktopDatabase: String?
+
+    @Option(help: "xdg-open runs to time (about 50 ms each; default: a fifth of --cold, at least 3).")
+    var xdgOpenProcesses: Int?
+
     @Option(help: "Warm opens before reading the daemon's memory again.")
     var rssOpens = 100_000
 
@@ -134,7 +149,13 @@ struct LSBench: ParsableCommand {
             guard outcome.opened, outcome.launched else { throw ValidationError("cold open did not launch: \(outcome.error?.message ?? "warm")") }
             try terminateApp(client: client)
         }
-        let spawnRow = report.row("start and exit of the app executable (baseline)", spawnSamples)
+        var floorRow: Row?
+        if let floor = peerBinDir.map({ $0 + "/static_true" }), FileManager.default.isExecutableFile(atPath: floor) {
+            floorRow = report.row("static C program that returns 0, posix_spawn + wait (floor)", try (0..<cold).map { _ in try ChildProcess.timedRun(floor, []) })
+        } else {
+            report.note("static floor row: skipped (no static_true in --peer-bin-dir; scripts/bench builds it with cc -static)")
+        }
+        let spawnRow = report.row("start and exit of the app executable (baseline)", spawnSamples, baseline: floorRow)
         report.row("cold open: spawn, check-in, 2 launch methods, open", coldSamples, baseline: spawnRow)
 
         // The whole `lsopen` command vs. starting `lsopen --help`.
@@ -142,8 +163,16 @@ struct LSBench: ParsableCommand {
         environment["LAUNCHSERVICES_SOCKET"] = socket
         let helpSamples = try (0..<processes).map { _ in try ChildProcess.timedRun(binDir + "/lsopen", ["--help"], environment: environment) }
         let lsopenSamples = try (0..<processes).map { i in try ChildProcess.timedRun(binDir + "/lsopen", ["xyz:process/\(i)"], environment: environment) }
+        let canOpenSamples = try (0..<processes).map { _ in try checkedRun(binDir + "/lsopen", ["--can-open", "xyz:can-open"], environment: environment) }
+        var lsopenColdSamples: [UInt64] = []
+        for i in 0..<cold {
+            try terminateApp(client: client)
+            lsopenColdSamples.append(try checkedRun(binDir + "/lsopen", ["xyz:process-cold/\(i)"], environment: environment))
+        }
         let helpRow = report.row("lsopen --help, whole process (baseline)", helpSamples)
         report.row("lsopen URL, whole process, app warm", lsopenSamples, baseline: helpRow)
+        report.row("lsopen URL, whole process, app not running", lsopenColdSamples, baseline: helpRow)
+        report.row("lsopen --can-open URL, whole process", canOpenSamples, baseline: helpRow)
 
         report.gap()
         report.add(idle)
@@ -152,7 +181,8 @@ struct LSBench: ParsableCommand {
         report.gap()
         let throughput = try throughputRows(report, socket: socket, work: work.path)
 
-        try peerRows(report, work: work.path, warm: warmSamples, lsopen: lsopenSamples, throughput: throughput)
+        try peerRows(report, work: work.path, warm: warmSamples, lsopen: lsopenSamples, throughput: throughput,
+                     cold: ColdFigures(cold: coldSamples, lsopenCold: lsopenColdSamples, canOpen: canOpenSamples))
 
         try registryScale(report, work: work.path, idle: idle)
         try report.finish()
@@ -212,6 +242,15 @@ struct LSBench: ParsableCommand {
     func startDaemon(socket: String, apps: String, state: String, log: String, poll: UInt32) throws -> DaemonProcess {
         try DaemonProcess(executable: binDir + "/launchservicesd", socket: socket, arguments: ["--apps", apps, "--state", state, "--log-level", "warning"],
                           log: log, timeout: 30, poll: poll)
+    }
+
+    /// `ChildProcess.timedRun` that also requires exit status 0.
+    func checkedRun(_ path: String, _ arguments: [String], environment: [String: String]) throws -> UInt64 {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let status = try ChildProcess(path, arguments, environment: environment, stdout: "/dev/null").wait()
+        let elapsed = DispatchTime.now().uptimeNanoseconds - start
+        guard status == 0 else { throw ValidationError("\(path) \(arguments.joined(separator: " ")) exited with status \(status)") }
+        return elapsed
     }
 
     /// Kills the running xyz (found through `running`) and waits until the daemon has seen it go.

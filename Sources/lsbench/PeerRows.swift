@@ -7,7 +7,7 @@ import Foundation
 /// process (both are a command a script or desktop runs to reach that program). The project's
 /// samples are the ones measured earlier in the same run.
 extension LSBench {
-    func peerRows(_ report: Report, work: String, warm: [UInt64], lsopen: [UInt64], throughput: [Int: Row]) throws {
+    func peerRows(_ report: Report, work: String, warm: [UInt64], lsopen: [UInt64], throughput: [Int: Row], cold: ColdFigures) throws {
         report.gap()
         guard let peerBinDir, let dbusDaemon, let dbusSend else {
             report.note("D-Bus peers: skipped (run through scripts/bench, which builds the echo service and passes --peer-bin-dir, --dbus-daemon and --dbus-send)")
@@ -24,6 +24,8 @@ extension LSBench {
             let sendRow = report.row("dbus-send --print-reply via dbus-daemon, whole process (peer)", sends)
             report.row("lsopen URL, whole process vs dbus-send via dbus-daemon", lsopen, baseline: sendRow)
             try peerThroughputRows(report, peers: peers, bus: bus, ours: throughput)
+            report.gap()
+            try coldPeerRows(report, peers: peers, bus: bus, ours: cold)
         }
         guard let dbusBrokerLaunch, let socketActivate else {
             report.note("D-Bus peer dbus-broker: skipped (\(dbusBrokerLaunch == nil ? "dbus-broker-launch is not installed" : "systemd-socket-activate is not installed"))")

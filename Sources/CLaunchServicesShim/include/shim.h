@@ -47,6 +47,10 @@ int ls_die_with_parent(int sig, pid_t expected_parent);
  * parent dies is reparented to it rather than to init. 0 on success, -1 with errno. */
 int ls_become_subreaper(void);
 
+/* Sets (on = 1) or clears (on = 0) PR_SET_CHILD_SUBREAPER for the calling process, for a
+ * caller that needs it only for a while (lsbench's desktop peers). 0, or -1 with errno. */
+int ls_set_subreaper(int on);
+
 /// Sends `sig` to the process behind a pidfd (no pid-reuse race). 0 or -1 with errno.
 int ls_pidfd_send_signal(int pidfd, int sig);
 
