@@ -139,7 +139,7 @@ struct LSBench: ParsableCommand {
         report.row("pasteboard: copy + paste 1 KiB (baseline 2 trips)", pasteSamples, baseline: Row.latency("two round trips", rtt.map { $0 * 2 }))
 
         // Cold open vs. starting the same app executable (it exits at once outside the daemon).
-        let spawnSamples = try (0..<cold).map { _ in try ChildProcess.timedRun(work.path + "/apps/xyz.app/xyz", []) }
+        let spawnSamples = try (0..<cold).map { _ in try ChildProcess.timedRun(work.path + "/apps/xyz.app/xyz", [], expecting: nil) }
         var coldSamples: [UInt64] = []
         try terminateApp(client: client)
         for i in 0..<cold {
@@ -163,11 +163,11 @@ struct LSBench: ParsableCommand {
         environment["LAUNCHSERVICES_SOCKET"] = socket
         let helpSamples = try (0..<processes).map { _ in try ChildProcess.timedRun(binDir + "/lsopen", ["--help"], environment: environment) }
         let lsopenSamples = try (0..<processes).map { i in try ChildProcess.timedRun(binDir + "/lsopen", ["xyz:process/\(i)"], environment: environment) }
-        let canOpenSamples = try (0..<processes).map { _ in try checkedRun(binDir + "/lsopen", ["--can-open", "xyz:can-open"], environment: environment) }
+        let canOpenSamples = try (0..<processes).map { _ in try ChildProcess.timedRun(binDir + "/lsopen", ["--can-open", "xyz:can-open"], environment: environment) }
         var lsopenColdSamples: [UInt64] = []
         for i in 0..<cold {
             try terminateApp(client: client)
-            lsopenColdSamples.append(try checkedRun(binDir + "/lsopen", ["xyz:process-cold/\(i)"], environment: environment))
+            lsopenColdSamples.append(try ChildProcess.timedRun(binDir + "/lsopen", ["xyz:process-cold/\(i)"], environment: environment))
         }
         let helpRow = report.row("lsopen --help, whole process (baseline)", helpSamples)
         report.row("lsopen URL, whole process, app warm", lsopenSamples, baseline: helpRow)
@@ -242,15 +242,6 @@ struct LSBench: ParsableCommand {
     func startDaemon(socket: String, apps: String, state: String, log: String, poll: UInt32) throws -> DaemonProcess {
         try DaemonProcess(executable: binDir + "/launchservicesd", socket: socket, arguments: ["--apps", apps, "--state", state, "--log-level", "warning"],
                           log: log, timeout: 30, poll: poll)
-    }
-
-    /// `ChildProcess.timedRun` that also requires exit status 0.
-    func checkedRun(_ path: String, _ arguments: [String], environment: [String: String]) throws -> UInt64 {
-        let start = DispatchTime.now().uptimeNanoseconds
-        let status = try ChildProcess(path, arguments, environment: environment, stdout: "/dev/null").wait()
-        let elapsed = DispatchTime.now().uptimeNanoseconds - start
-        guard status == 0 else { throw ValidationError("\(path) \(arguments.joined(separator: " ")) exited with status \(status)") }
-        return elapsed
     }
 
     /// Kills the running xyz (found through `running`) and waits until the daemon has seen it go.

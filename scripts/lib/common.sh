@@ -45,15 +45,15 @@ optional_package() {
 # The Debian packages the build links against (libsodium: the daemon's Argon2id password hashes).
 BUILD_PACKAGES=(libsystemd-dev libsqlite3-dev libsodium-dev)
 
-# Packages only the bench needs, for its peers: the bus, dbus-send, libdbus headers and
+# Packages the bench needs for its D-Bus peers: the bus, dbus-send, libdbus headers and
 # pkg-config to build the echo service (before Debian 12, dbus-daemon and dbus-send came in
-# the single `dbus` package); xdg-open and xdg-mime (xdg-utils), gio (libglib2.0-bin) and
-# update-desktop-database (desktop-file-utils) for the desktop peers.
+# the single `dbus` package). The desktop peers' packages (xdg-utils, libglib2.0-bin,
+# desktop-file-utils) are optional: scripts/bench installs them or notes their rows skipped.
 bench_packages() {
   if apt-cache policy dbus-daemon 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-    echo dbus-daemon dbus-bin libdbus-1-dev pkgconf gcc xdg-utils libglib2.0-bin desktop-file-utils
+    echo dbus-daemon dbus-bin libdbus-1-dev pkgconf gcc
   else
-    echo dbus libdbus-1-dev pkg-config gcc xdg-utils libglib2.0-bin desktop-file-utils
+    echo dbus libdbus-1-dev pkg-config gcc
   fi
 }
 

@@ -117,11 +117,18 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Nanoseconds from spawn to reaped exit of one run of a program, its output discarded
-    /// (a blocking `waitpid`, so nothing but the process is timed).
-    public static func timedRun(_ path: String, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) throws -> UInt64 {
+    /// (a blocking `waitpid`, so nothing but the process is timed). A run that exits with
+    /// another status than `expecting` throws, so a failing program is never timed as if it
+    /// had done its work; `nil` accepts any status.
+    public static func timedRun(_ path: String, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+                                expecting: Int32? = 0) throws -> UInt64 {
         let start = DispatchTime.now().uptimeNanoseconds
-        try ChildProcess(path, arguments, environment: environment, stdout: "/dev/null").wait()
-        return DispatchTime.now().uptimeNanoseconds - start
+        let status = try ChildProcess(path, arguments, environment: environment, stdout: "/dev/null").wait()
+        let elapsed = DispatchTime.now().uptimeNanoseconds - start
+        if let expecting, status != expecting {
+            throw ProcessError("\(path) \(arguments.joined(separator: " ")) exited with status \(status), not \(expecting)")
+        }
+        return elapsed
     }
 }
 
