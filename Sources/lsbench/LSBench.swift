@@ -193,9 +193,11 @@ struct LSBench: ParsableCommand {
     func registryScale(_ report: Report, work: String, idle: Row) throws {
         let large = work + "/large-state"
         let store = try RegistryStore(folder: large)
+        // As a scan would store them: five schemes in one named URL type (CFBundleURLTypes).
         let apps = (0..<registryApps).map { i in
-            AppBundle(id: "bench.app\(i)", name: "App \(i)", path: "/nowhere/app\(i).app", executable: "app",
-                      schemes: (0..<5).map { try! URLScheme(validating: "s\(i)x\($0)") })
+            let schemes = (0..<5).map { try! URLScheme(validating: "s\(i)x\($0)") }
+            return AppBundle(id: "bench.app\(i)", name: "App \(i)", path: "/nowhere/app\(i).app", executable: "app",
+                             schemes: schemes, urlTypes: [AppBundle.URLType(name: "bench.app\(i).links", schemes: schemes)])
         }
         try store.replaceFolderApps([])
         for app in apps { try store.save(app, source: .manual) }
