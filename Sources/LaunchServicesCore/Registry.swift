@@ -20,6 +20,25 @@ public struct Registry: Sendable {
 
     public init() {}
 
+    /// The registry of `registrations`, built in one pass for the daemon's start: the same
+    /// as registering each in turn with `register(_:at:)` (a repeated identifier replaces
+    /// the app and keeps its first time), without re-checking each claim's place as it goes;
+    /// each scheme's claims are put in the rule's order once, at the end.
+    public init(loading registrations: [(app: AppBundle, registeredAt: Int64)]) {
+        apps.reserveCapacity(registrations.count)
+        registeredAt.reserveCapacity(registrations.count)
+        for (app, time) in registrations {
+            if apps.updateValue(app, forKey: app.id) == nil { registeredAt[app.id] = time }
+        }
+        claimants.reserveCapacity(apps.values.reduce(0) { $0 + $1.schemes.count })
+        for app in apps.values {
+            for scheme in app.schemes { claimants[scheme, default: []].append(app.id) }
+        }
+        for (scheme, ids) in claimants where ids.count > 1 {
+            claimants[scheme] = ids.sorted { precedes((registeredAt[$0] ?? 0, $0), (registeredAt[$1] ?? 0, $1)) }
+        }
+    }
+
     /// Adds or replaces an app. A replaced app (same identifier, still registered: a bundle
     /// rescanned with a changed Info.plist, registered again from the same path) keeps the
     /// time it was first registered at and `time` is ignored; a new app is registered at
@@ -35,14 +54,6 @@ public struct Registry: Sendable {
             // on insert.
             claimants[scheme, default: []].insert(app.id, at: claimPosition(on: scheme, time: time, id: app.id))
         }
-    }
-
-    /// Makes room for `apps` apps claiming `schemes` schemes in all, before a bulk load (the
-    /// daemon's start), so the tables are not rehashed as they grow.
-    public mutating func reserveCapacity(apps count: Int, schemes: Int) {
-        apps.reserveCapacity(count)
-        registeredAt.reserveCapacity(count)
-        claimants.reserveCapacity(schemes)
     }
 
     /// Where a claim registered at `time` by `id` goes among the scheme's claims.

@@ -84,18 +84,16 @@ final class RegistryService {
     func apply(_ loaded: Loaded) {
         loop.assertInEventLoop()
         store = loaded.store
-        // The bulk load: straight into the registry (nothing to warn about one by one; the
-        // contenders are named below, once).
-        let all = [(loaded.manual, RegistryStore.Source.manual), (loaded.fromFolders, .folder)]
-        registry.reserveCapacity(apps: loaded.manual.count + loaded.fromFolders.count,
-                                 schemes: all.reduce(0) { $0 + $1.0.reduce(0) { $0 + $1.app.schemes.count } })
-        sources.reserveCapacity(loaded.manual.count + loaded.fromFolders.count)
-        for (registrations, source) in all {
-            for (app, time) in registrations {
-                registry.register(app, at: time)
-                sources[app.id] = source
-            }
+        // The bulk load, in one pass (nothing to warn about one by one; the contenders are
+        // named below, once). Folder registrations come second, as `register` would take them.
+        if registry.apps.isEmpty {
+            registry = Registry(loading: loaded.manual + loaded.fromFolders)
+        } else {
+            for (app, time) in loaded.manual + loaded.fromFolders { registry.register(app, at: time) }
         }
+        sources.reserveCapacity(registry.apps.count)
+        for (app, _) in loaded.manual { sources[app.id] = .manual }
+        for (app, _) in loaded.fromFolders { sources[app.id] = .folder }
         for (scheme, id) in loaded.defaults { registry.setDefault(id, for: scheme) }
         lastIssued = max(lastIssued, registry.registeredAt.values.max() ?? 0)
         // Every scheme claimed by several apps with no default chosen: each contender is named.

@@ -283,3 +283,42 @@ struct RegistryResolutionTests {
         #expect(registry.claims(on: try scheme("s")).isEmpty)
     }
 }
+
+/// `Registry(loading:)`, the daemon's one-pass start, must build exactly what registering
+/// the same apps one by one builds.
+@Suite("Registry: the one-pass load equals registering one by one")
+struct RegistryBulkLoadTests {
+    @Test("random registrations: same apps, times, claim order and winners", arguments: 0..<20)
+    func sameAsOneByOne(seed: Int) throws {
+        var generator = SeededGenerator(seed: UInt64(seed) + 1)
+        let schemes = try (0..<6).map { try URLScheme(validating: "s\($0)") }
+        var registrations: [(app: AppBundle, registeredAt: Int64)] = []
+        for _ in 0..<Int.random(in: 1...25, using: &generator) {
+            // Few ids, so some repeat (a replaced app keeps its first time); few times, so some tie.
+            let id = "app.\(Int.random(in: 0..<12, using: &generator))"
+            let claimed = schemes.filter { _ in Bool.random(using: &generator) }
+            registrations.append((AppBundle(id: id, name: id, path: "/apps/\(id)", executable: "run", schemes: claimed),
+                                  Int64.random(in: 1...4, using: &generator)))
+        }
+        var oneByOne = Registry()
+        for (app, time) in registrations { oneByOne.register(app, at: time) }
+        let loaded = Registry(loading: registrations)
+        #expect(loaded.apps == oneByOne.apps)
+        #expect(loaded.registeredAt == oneByOne.registeredAt)
+        #expect(loaded.claimants == oneByOne.claimants)
+        for scheme in schemes { #expect(loaded.resolve(scheme) == oneByOne.resolve(scheme)) }
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a failing seed can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
