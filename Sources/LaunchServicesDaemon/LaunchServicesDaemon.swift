@@ -79,7 +79,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         self.logger = logger
         self.launcher = launcher
         started = loop.now
-        machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background)
+        machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background, maximumOpensInFlight: configuration.maximumOpensInFlightPerApp)
         registryService = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders)
         connections = ConnectionTable(limits: configuration.connectionLimits, logger: logger)
         supervisor = ProcessSupervisor(loop: loop, launcher: launcher, logger: logger)
