@@ -87,19 +87,25 @@ public struct LaunchStateMachine: Sendable {
         guard !stopping else {
             return [.reply(requestToken: request.token, .failure(OpenError(.unavailable, "launchservicesd is shutting down"), app: app))]
         }
-        var record = apps[app, default: AppRecord()]
-        // Behind a quit (the exit starts the next one cold), behind a launch, behind opens
-        // already waiting (their turn comes first), or behind a full window.
-        if record.quitting != nil || !record.inFlight.isEmpty && !(record.queue.isEmpty && canPipeline(record)) {
-            record.queue.append(request)
-            apps[app] = record
+        // The record is changed in place, never copied out and back: a copy would duplicate
+        // the whole queue on every open that waits (O(backlog) per open under load).
+        if apps[app] == nil { apps[app] = AppRecord() }
+        if mustWait(app) {
+            apps[app]!.queue.append(request)
             return []
         }
-        record.queue.served(request.caller)
-        apps[app] = record
+        apps[app]!.queue.served(request.caller)
         var actions: [Action] = []
         begin(request, app: app, now: now, into: &actions)
         return actions
+    }
+
+    /// Whether an open for `app` must queue: behind a quit (the exit starts the next one
+    /// cold), behind a launch, behind opens already waiting (their turn comes first), or
+    /// behind a full window. (Its own function, so no copy of the record outlives it.)
+    private func mustWait(_ app: String) -> Bool {
+        guard let record = apps[app] else { return false }
+        return record.quitting != nil || !record.inFlight.isEmpty && !(record.queue.isEmpty && canPipeline(record))
     }
 
     /// The spawn succeeded. Nothing to do until the app checks in (the launch deadline is
