@@ -14,7 +14,8 @@ public struct SimulatedBehaviour: Sendable, Equatable {
         case accept
         /// The delegate method returns false.
         case veto
-        /// The app never answers (it hangs in the delegate method).
+        /// The app never answers (it hangs in the delegate method) and, like a real app stuck
+        /// there, reads nothing more.
         case hang
         /// The process exits with this code instead of answering.
         case exit(Int32)
