@@ -21,9 +21,9 @@ extension LaunchStateMachine {
             actions.append(.reply(requestToken: token, .failure(OpenError(.unavailable, "\(app) was asked to quit before this open began"), app: app)))
         }
         record.queue = FairOpenQueue()
-        if var tx = record.transaction, !tx.replied {
-            tx.replied = true
-            record.transaction = tx
+        for i in record.inFlight.indices where !record.inFlight[i].replied {
+            record.inFlight[i].replied = true
+            let tx = record.inFlight[i]
             actions.append(Self.reply(tx, .failure(OpenError(.unavailable, phase: tx.phase, "\(app) was asked to quit during \(tx.phase.rawValue)"), app: app, launched: tx.cold, timings: tx.timings)))
         }
         if record.state == .suspended {

@@ -28,30 +28,44 @@ extension LaunchStateMachine {
         if record.state == .notRunning {
             var tx = Transaction(request: request, phase: .launch, phaseToken: 0, phaseStarted: now, cold: true, launchState: launchState)
             record.state = .launching
-            record.transaction = tx
+            record.inFlight = [tx]
             apps[app] = record
             actions.append(.spawn(app: app))
             enter(.launch, &tx, app: app, now: now, into: &actions)
-            apps[app]?.transaction = tx
+            apps[app]?.inFlight[0] = tx
             enforceLiveLimit(into: &actions)
         } else {
             var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, cold: false, launchState: launchState)
-            record.transaction = tx
+            // The app has one deadline timer, for its oldest open: an open joining others in
+            // the window is timed from now, and its timer is armed when it becomes the oldest.
+            let oldest = record.inFlight.isEmpty
             apps[app] = record
             if !request.background { bringToFront(app, into: &actions) }
-            enter(.openURL, &tx, app: app, now: now, into: &actions)
+            enter(.openURL, &tx, app: app, now: now, arm: oldest, into: &actions)
             actions.append(.deliver(app: app, token: tx.phaseToken, request: request))
-            apps[app]?.transaction = tx
+            apps[app]?.inFlight.append(tx)
         }
     }
 
-    mutating func enter(_ phase: LaunchPhase, _ tx: inout Transaction, app: String, now: UInt64, into actions: inout [Action]) {
+    /// Whether another open may be delivered to `record`'s app now, joining those in flight:
+    /// it has finished launching, every open in flight is a delivery not being cut short,
+    /// the window has room, and nothing stops it (quit, shutdown, eviction).
+    func canPipeline(_ record: AppRecord) -> Bool {
+        guard !stopping, record.quitting == nil, !record.evicted, record.inFlight.count < maximumOpensInFlight else { return false }
+        switch record.state {
+        case .active, .inactive, .background: break
+        default: return false
+        }
+        return record.inFlight.allSatisfy { $0.phase == .openURL && !$0.terminating }
+    }
+
+    mutating func enter(_ phase: LaunchPhase, _ tx: inout Transaction, app: String, now: UInt64, arm: Bool = true, into actions: inout [Action]) {
         tx.phase = phase
         tx.phaseToken = nextToken
         // Tokens travel as 32-bit request ids: wrap within 1...UInt32.max, never 0.
         nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
         tx.phaseStarted = now
-        actions.append(.armDeadline(app: app, phase: phase, token: tx.phaseToken, after: deadlines[phase]))
+        if arm { actions.append(.armDeadline(app: app, phase: phase, token: tx.phaseToken, after: deadlines[phase])) }
     }
 
     /// Ends the running phase's clock and records its duration.
@@ -96,7 +110,7 @@ extension LaunchStateMachine {
     mutating func enforceLiveLimit(into actions: inout [Action]) {
         var alive = apps.values.filter { $0.state != .notRunning && !$0.evicted }.count
         guard alive > background.maximumLiveApps else { return }
-        let candidates = apps.filter { $0.value.state == .suspended && !$0.value.evicted && $0.value.transaction == nil && $0.value.queue.isEmpty && $0.value.pid != nil }
+        let candidates = apps.filter { $0.value.state == .suspended && !$0.value.evicted && $0.value.inFlight.isEmpty && $0.value.queue.isEmpty && $0.value.pid != nil }
             .sorted { ($0.value.lastUsed, $0.key) < ($1.value.lastUsed, $1.key) }
         for (app, record) in candidates where alive > background.maximumLiveApps {
             apps[app]?.evicted = true
@@ -105,19 +119,36 @@ extension LaunchStateMachine {
         }
     }
 
-    mutating func finish(app: String, now: UInt64, into actions: inout [Action]) {
-        apps[app]?.transaction = nil
+    /// The transaction sent under `token` is over: it leaves the window, the next oldest
+    /// open gets the deadline timer (what is left of its own deadline), and queued opens
+    /// fill the room.
+    mutating func finish(app: String, token: UInt64, now: UInt64, into actions: inout [Action]) {
+        guard let index = apps[app]?.inFlight.firstIndex(where: { $0.phaseToken == token }) else { return }
+        apps[app]?.inFlight.remove(at: index)
+        // Not for opens already answered (quit, shutdown): their apps are on their way out.
+        if index == 0, let oldest = apps[app]?.inFlight.first, !oldest.terminating, !oldest.replied {
+            let due = oldest.phaseStarted + Self.nanoseconds(deadlines[oldest.phase])
+            actions.append(.armDeadline(app: app, phase: oldest.phase, token: oldest.phaseToken, after: .nanoseconds(Int64(due > now ? due - now : 0))))
+        }
         startNext(app: app, now: now, into: &actions)
         // An app left in the background by a background open starts its grace now.
-        if let record = apps[app], record.transaction == nil, record.state == .background, record.graceToken == 0 {
+        if let record = apps[app], record.inFlight.isEmpty, record.state == .background, record.graceToken == 0 {
             armGrace(app, into: &actions)
         }
     }
 
+    /// Starts queued opens while there is room: one when nothing is in flight (a launch,
+    /// or a delivery), then more deliveries while `canPipeline` allows.
     mutating func startNext(app: String, now: UInt64, into actions: inout [Action]) {
-        guard var record = apps[app], record.transaction == nil, let next = record.queue.popNext() else { return }
-        apps[app] = record
-        begin(next, app: app, now: now, into: &actions)
+        while let record = apps[app], record.inFlight.isEmpty || canPipeline(record), !record.queue.isEmpty {
+            guard let next = apps[app]?.queue.popNext() else { return }
+            begin(next, app: app, now: now, into: &actions)
+        }
+    }
+
+    static func nanoseconds(_ d: Duration) -> UInt64 {
+        let (s, atto) = d.components
+        return UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, atto)) / 1_000_000_000
     }
 
     static func format(_ d: Duration) -> String {

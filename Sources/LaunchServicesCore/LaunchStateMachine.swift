@@ -3,18 +3,25 @@
 /// queue of opens; the daemon only performs the actions it returns and feeds back what
 /// happened. No clock, no I/O: time arrives as `now` (monotonic nanoseconds) on each event.
 ///
-/// One open per app is in flight at a time (a *transaction*); later opens for the same app
-/// queue behind it, served in turns by caller (`FairOpenQueue`). Opens for different apps
-/// proceed concurrently.
+/// Each open is a *transaction*. While an app launches, its launch transaction is the only
+/// one; once it has finished launching, up to `maximumOpensInFlight` deliveries may be
+/// outstanding at once (a window, like a bus forwarding calls without waiting for each
+/// reply), because one open at a time caps an app at one open per daemon→app→daemon round
+/// trip. Later opens queue, served in turns by caller (`FairOpenQueue`). Opens for
+/// different apps proceed concurrently.
 public struct LaunchStateMachine: Sendable {
     /// Everything known about one app.
     public struct AppRecord: Sendable, Equatable {
         public internal(set) var state: AppState = .notRunning
         public internal(set) var pid: Int32?
-        var transaction: Transaction?
+        /// The transactions sent to the app and not yet over, oldest first: one in a launch
+        /// phase, or up to `maximumOpensInFlight` deliveries.
+        var inFlight: [Transaction] = []
         var queue = FairOpenQueue()
-        public var pendingOpens: Int { queue.count + (transaction == nil ? 0 : 1) }
-        public var currentPhase: LaunchPhase? { transaction?.phase }
+        public var pendingOpens: Int { queue.count + inFlight.count }
+        /// Opens sent to the app and not yet answered by it (or cut short).
+        public var opensInFlight: Int { inFlight.count }
+        public var currentPhase: LaunchPhase? { inFlight.first?.phase }
         /// When the app last came to the front or began an open: the LRU order of eviction.
         public internal(set) var lastUsed: UInt64 = 0
         /// The running grace timer's token (0: none); a timer with another token is stale.
@@ -49,6 +56,9 @@ public struct LaunchStateMachine: Sendable {
 
     public let deadlines: PhaseDeadlines
     public let background: BackgroundPolicy
+    /// Deliveries one launched app may have outstanding at once (at least 1). The machine's
+    /// own default is 1, one open at a time; the daemon passes its configured window.
+    public let maximumOpensInFlight: Int
     public internal(set) var apps: [String: AppRecord] = [:]
     public internal(set) var frontmost: String?
     /// The daemon is stopping: no open is started, nothing is suspended, a lost connection
@@ -56,9 +66,10 @@ public struct LaunchStateMachine: Sendable {
     public private(set) var stopping = false
     var nextToken: UInt64 = 1
 
-    public init(deadlines: PhaseDeadlines = PhaseDeadlines(), background: BackgroundPolicy = BackgroundPolicy()) {
+    public init(deadlines: PhaseDeadlines = PhaseDeadlines(), background: BackgroundPolicy = BackgroundPolicy(), maximumOpensInFlight: Int = 1) {
         self.deadlines = deadlines
         self.background = background
+        self.maximumOpensInFlight = max(1, maximumOpensInFlight)
     }
 
     public func state(of app: String) -> AppState { apps[app]?.state ?? .notRunning }
@@ -76,18 +87,25 @@ public struct LaunchStateMachine: Sendable {
         guard !stopping else {
             return [.reply(requestToken: request.token, .failure(OpenError(.unavailable, "launchservicesd is shutting down"), app: app))]
         }
-        var record = apps[app, default: AppRecord()]
-        // Behind an open in progress, or behind a quit: the exit starts the next one cold.
-        if record.transaction != nil || record.quitting != nil {
-            record.queue.append(request)
-            apps[app] = record
+        // The record is changed in place, never copied out and back: a copy would duplicate
+        // the whole queue on every open that waits (O(backlog) per open under load).
+        if apps[app] == nil { apps[app] = AppRecord() }
+        if mustWait(app) {
+            apps[app]!.queue.append(request)
             return []
         }
-        record.queue.served(request.caller)
-        apps[app] = record
+        apps[app]!.queue.served(request.caller)
         var actions: [Action] = []
         begin(request, app: app, now: now, into: &actions)
         return actions
+    }
+
+    /// Whether an open for `app` must queue: behind a quit (the exit starts the next one
+    /// cold), behind a launch, behind opens already waiting (their turn comes first), or
+    /// behind a full window. (Its own function, so no copy of the record outlives it.)
+    private func mustWait(_ app: String) -> Bool {
+        guard let record = apps[app] else { return false }
+        return record.quitting != nil || !record.inFlight.isEmpty && !(record.queue.isEmpty && canPipeline(record))
     }
 
     /// The spawn succeeded. Nothing to do until the app checks in (the launch deadline is
@@ -115,7 +133,7 @@ public struct LaunchStateMachine: Sendable {
 
     /// The spawn failed outright (no such executable, permission denied, …).
     public mutating func spawnFailed(app: String, reason: String, now: UInt64) -> [Action] {
-        guard var record = apps[app], var tx = record.transaction, tx.phase == .launch else { return [] }
+        guard var record = apps[app], var tx = record.inFlight.first, tx.phase == .launch else { return [] }
         var actions: [Action] = []
         close(&tx, now: now)
         if !tx.replied {
@@ -125,7 +143,7 @@ public struct LaunchStateMachine: Sendable {
         }
         record.state = .notRunning
         record.pid = nil
-        record.transaction = nil
+        record.inFlight = []
         apps[app] = record
         startNext(app: app, now: now, into: &actions)
         return actions
@@ -133,19 +151,20 @@ public struct LaunchStateMachine: Sendable {
 
     /// The app connected and said hello: launch proper begins.
     public mutating func checkedIn(app: String, now: UInt64) -> [Action] {
-        guard var record = apps[app], var tx = record.transaction, tx.phase == .launch, !tx.terminating, record.state == .launching else { return [] }
+        guard var record = apps[app], var tx = record.inFlight.first, tx.phase == .launch, !tx.terminating, record.state == .launching else { return [] }
         var actions: [Action] = []
         close(&tx, now: now)
         enter(.willFinishLaunching, &tx, app: app, now: now, into: &actions)
         actions.append(.sendLaunchMethod(app: app, phase: .willFinishLaunching, token: tx.phaseToken, options: tx.request))
-        record.transaction = tx
+        record.inFlight[0] = tx
         apps[app] = record
         return actions
     }
 
     /// The app answered the phase sent under `token`: `accepted` is the delegate's YES/NO.
     public mutating func phaseCompleted(app: String, token: UInt64, accepted: Bool, method: DeliveryMethod? = nil, now: UInt64) -> [Action] {
-        guard var record = apps[app], var tx = record.transaction, tx.isCurrent(token) else { return [] }
+        guard var record = apps[app], let index = record.inFlight.firstIndex(where: { $0.isCurrent(token) }) else { return [] }
+        var tx = record.inFlight[index]
         var actions: [Action] = []
         close(&tx, now: now)
         switch tx.phase {
@@ -164,7 +183,7 @@ public struct LaunchStateMachine: Sendable {
             if tx.phase == .willFinishLaunching {
                 enter(.didFinishLaunching, &tx, app: app, now: now, into: &actions)
                 actions.append(.sendLaunchMethod(app: app, phase: .didFinishLaunching, token: tx.phaseToken, options: tx.request))
-                record.transaction = tx
+                record.inFlight[index] = tx
                 apps[app] = record
                 return actions
             }
@@ -172,15 +191,17 @@ public struct LaunchStateMachine: Sendable {
             // stays there and the frontmost app keeps the front), then receives the URL
             // unless vetoed.
             if tx.request.background { record.state = .background }
-            record.transaction = tx
+            record.inFlight[index] = tx
             apps[app] = record
             if !tx.request.background { bringToFront(app, into: &actions) }
             if tx.vetoed {
-                finish(app: app, now: now, into: &actions)
+                finish(app: app, token: token, now: now, into: &actions)
             } else {
                 enter(.openURL, &tx, app: app, now: now, into: &actions)
                 actions.append(.deliver(app: app, token: tx.phaseToken, request: tx.request))
-                apps[app]?.transaction = tx
+                apps[app]?.inFlight[index] = tx
+                // Launched: opens that queued behind the launch may now join it in the window.
+                startNext(app: app, now: now, into: &actions)
             }
             return actions
         case .openURL:
@@ -196,9 +217,9 @@ public struct LaunchStateMachine: Sendable {
                 }
                 actions.append(Self.reply(tx, outcome))
             }
-            record.transaction = tx
+            record.inFlight[index] = tx
             apps[app] = record
-            finish(app: app, now: now, into: &actions)
+            finish(app: app, token: token, now: now, into: &actions)
             return actions
         }
     }
@@ -207,7 +228,8 @@ public struct LaunchStateMachine: Sendable {
     public mutating func exited(app: String, status: ExitStatus, now: UInt64) -> [Action] {
         guard var record = apps[app] else { return [] }
         var actions: [Action] = []
-        if var tx = record.transaction {
+        // Every open sent to it and not yet answered: each hears the crash, oldest first.
+        for var tx in record.inFlight {
             close(&tx, now: now)
             if !tx.replied {
                 actions.append(Self.reply(tx, .failure(
@@ -217,7 +239,7 @@ public struct LaunchStateMachine: Sendable {
         }
         record.state = .notRunning
         record.pid = nil
-        record.transaction = nil
+        record.inFlight = []
         record.graceToken = 0
         record.evicted = false
         record.quitting = nil
@@ -233,29 +255,34 @@ public struct LaunchStateMachine: Sendable {
     ///
     /// Every missed deadline terminates the app, `openURL` included: an app hung in `open`
     /// would make every later open wait out the full deadline again (and fill its queue).
-    /// The transaction is kept until the exit arrives, so queued opens wait for it and then
-    /// start a fresh process.
+    /// Opens sent to it behind the hung one cannot be answered by it any more (an app
+    /// answers in order): they hear `timeout` too, at once, saying why. The transactions are
+    /// kept until the exit arrives, so queued opens wait for it and then start a fresh process.
     public mutating func deadlinePassed(app: String, token: UInt64, now: UInt64) -> [Action] {
-        guard var record = apps[app], var tx = record.transaction, tx.isCurrent(token) else { return [] }
+        guard var record = apps[app], let index = record.inFlight.firstIndex(where: { $0.isCurrent(token) }) else { return [] }
         var actions: [Action] = []
-        let phase = tx.phase
-        close(&tx, now: now)
-        if !tx.replied {
-            tx.replied = true
-            let limit = deadlines[phase]
-            actions.append(Self.reply(tx, .failure(
-                OpenError(.timeout, phase: phase, "\(app) did not finish \(phase.rawValue) within \(Self.format(limit)); it was terminated"),
-                app: app, launched: tx.cold, timings: tx.timings)))
+        let phase = record.inFlight[index].phase
+        let limit = Self.format(deadlines[phase])
+        for i in record.inFlight.indices {
+            var tx = record.inFlight[i]
+            close(&tx, now: now)
+            if !tx.replied {
+                tx.replied = true
+                let why = i == index
+                    ? "\(app) did not finish \(phase.rawValue) within \(limit); it was terminated"
+                    : "\(app) was terminated before it answered this open: it did not finish \(phase.rawValue) of another open within \(limit)"
+                actions.append(Self.reply(tx, .failure(OpenError(.timeout, phase: tx.phase, why), app: app, launched: tx.cold, timings: tx.timings)))
+            }
+            tx.terminating = true
+            record.inFlight[i] = tx
         }
-        tx.terminating = true
-        record.transaction = tx
         apps[app] = record
         if let pid = record.pid {
             actions.append(.terminate(app: app, pid: pid, reason: .missedDeadline(phase)))
         } else {
             // Never spawned (the spawn is still being set up): nothing to wait for.
             record.state = .notRunning
-            record.transaction = nil
+            record.inFlight = []
             apps[app] = record
             startNext(app: app, now: now, into: &actions)
         }
@@ -270,7 +297,7 @@ public struct LaunchStateMachine: Sendable {
         for app in apps.keys {
             apps[app]?.queue.remove(tokens: tokens)
         }
-        for (app, record) in apps where record.state == .notRunning && record.transaction == nil && record.queue.isEmpty {
+        for (app, record) in apps where record.state == .notRunning && record.inFlight.isEmpty && record.queue.isEmpty {
             apps[app] = nil
         }
     }
@@ -282,7 +309,7 @@ public struct LaunchStateMachine: Sendable {
         var actions: [Action] = []
         record.graceToken = 0
         apps[app] = record
-        if record.transaction != nil {
+        if !record.inFlight.isEmpty {
             armGrace(app, into: &actions)
             return actions
         }
@@ -317,10 +344,7 @@ public struct LaunchStateMachine: Sendable {
         for app in apps.keys.sorted() {
             guard var record = apps[app] else { continue }
             record.queue = FairOpenQueue()
-            if var tx = record.transaction {
-                tx.replied = true
-                record.transaction = tx
-            }
+            for i in record.inFlight.indices { record.inFlight[i].replied = true }
             record.graceToken = 0
             if record.state == .suspended, let pid = record.pid {
                 record.state = .background
@@ -336,7 +360,7 @@ public struct LaunchStateMachine: Sendable {
     public var waitingRequestsByApp: [(token: UInt64, app: String)] {
         apps.sorted { $0.key < $1.key }.flatMap { app, record -> [(token: UInt64, app: String)] in
             var tokens = record.queue.tokens
-            if let tx = record.transaction, !tx.replied { tokens.insert(tx.request.token, at: 0) }
+            tokens.insert(contentsOf: record.inFlight.filter { !$0.replied }.map(\.request.token), at: 0)
             return tokens.map { ($0, app) }
         }
     }
@@ -345,7 +369,7 @@ public struct LaunchStateMachine: Sendable {
     public var waitingRequests: [UInt64] {
         apps.values.flatMap { record -> [UInt64] in
             var tokens = record.queue.tokens
-            if let tx = record.transaction, !tx.replied { tokens.insert(tx.request.token, at: 0) }
+            tokens.insert(contentsOf: record.inFlight.filter { !$0.replied }.map(\.request.token), at: 0)
             return tokens
         }
     }

@@ -148,8 +148,24 @@ final class ActionExecutor {
     }
 
     private func reply(token: UInt64, _ outcome: OpenOutcome) {
-        var metadata: Logger.Metadata = ["bundle_id": "\(outcome.app ?? "-")", "outcome": "\(outcome.error?.code.rawValue ?? "opened")"]
         let entry = ledger.finish(token)
+        // The log line is built only when it will be written: on the open path, at the
+        // usual `warning` level, its metadata and phase list cost more than the rest of
+        // the answer's bookkeeping.
+        if logger.logLevel <= (outcome.error == nil ? .info : .notice) {
+            log(outcome, entry)
+        }
+        guard let entry else { return }
+        var answered = outcome
+        let now = loop.now.uptimeNanoseconds
+        answered.totalNanoseconds = now >= entry.received ? now - entry.received : 0
+        history.record(source: entry.source, scheme: entry.scheme, answered)
+        connections.send(Envelope(id: entry.id, .openResult(answered)), to: entry.connection)
+        feedback(.answered(entry.connection))
+    }
+
+    private func log(_ outcome: OpenOutcome, _ entry: OpenLedger.Entry?) {
+        var metadata: Logger.Metadata = ["bundle_id": "\(outcome.app ?? "-")", "outcome": "\(outcome.error?.code.rawValue ?? "opened")"]
         if let entry {
             metadata["url_scheme"] = "\(entry.scheme)"
             metadata["source_application"] = "\(entry.source)"
@@ -163,13 +179,6 @@ final class ActionExecutor {
             let phases = outcome.timings.map { "\($0.phase.rawValue) \(Milliseconds.text($0.nanoseconds, decimals: 2)) ms" }.joined(separator: ", ")
             logger.info("opened \(asked)in \(outcome.app ?? "?") via \(outcome.method?.rawValue ?? "?") (\(outcome.launched ? "launched" : "warm"): \(phases))", metadata: metadata)
         }
-        guard let entry else { return }
-        var answered = outcome
-        let now = loop.now.uptimeNanoseconds
-        answered.totalNanoseconds = now >= entry.received ? now - entry.received : 0
-        history.record(source: entry.source, scheme: entry.scheme, answered)
-        connections.send(Envelope(id: entry.id, .openResult(answered)), to: entry.connection)
-        feedback(.answered(entry.connection))
     }
 }
 

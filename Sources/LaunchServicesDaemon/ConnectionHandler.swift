@@ -24,8 +24,9 @@ protocol ConnectionEvents: AnyObject {
     func peerFinishedSending(_ connection: ClientConnection)
     func connectionEnded(_ connection: ClientConnection, error: Error)
     func connectionClosed(_ connection: ClientConnection)
-    /// The end of a batch of reads: write out what the batch produced.
-    func flushPending()
+    /// The end of a batch of reads: write out what the batch produced (at the end of the
+    /// loop's tick, so the reads of every channel ready in it share one write per peer).
+    func readBatchEnded()
 }
 
 /// The channel end of a connection: turns frames into envelopes for the daemon and reports
@@ -82,7 +83,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        events.flushPending()
+        events.readBatchEnded()
         context.fireChannelReadComplete()
     }
 

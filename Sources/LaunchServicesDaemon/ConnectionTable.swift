@@ -10,6 +10,9 @@ import NIOCore
 final class ConnectionTable {
     private let limits: ConnectionLimits
     private let logger: Logger
+    private let loop: EventLoop
+    /// A flush is queued for the end of this loop tick (`flushAtEndOfTick`).
+    private var flushQueued = false
     private var all: [ObjectIdentifier: ClientConnection] = [:]
     private var apps: [String: ClientConnection] = [:]
     private var unflushed: [ObjectIdentifier: Channel] = [:]
@@ -17,9 +20,10 @@ final class ConnectionTable {
     /// Connections on the socket (not apps' launch connections).
     private(set) var socketCount = 0
 
-    init(limits: ConnectionLimits, logger: Logger) {
+    init(limits: ConnectionLimits, logger: Logger, loop: EventLoop) {
         self.limits = limits
         self.logger = logger
+        self.loop = loop
     }
 
     var connections: Dictionary<ObjectIdentifier, ClientConnection>.Values { all.values }
@@ -86,10 +90,25 @@ final class ConnectionTable {
         send(envelope, to: connection)
     }
 
+    /// Writes out every touched channel now (before a close, or outside a read).
     func flush() {
         guard !unflushed.isEmpty else { return }
         for channel in unflushed.values { channel.flush() }
         unflushed.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes out every touched channel once the loop has handled all the reads of this
+    /// tick. Flushing at the end of each channel's reads instead cost one write to an app
+    /// per caller whose open reached it in the same tick (ten callers, ten `write`s and as
+    /// many wake-ups of the app); now the app gets them in one. A task the loop queues for
+    /// itself runs after the tick's I/O and needs no wake-up.
+    func flushAtEndOfTick() {
+        guard !unflushed.isEmpty, !flushQueued else { return }
+        flushQueued = true
+        loop.assumeIsolated().execute { [self] in
+            flushQueued = false
+            flush()
+        }
     }
 
     /// Sends a last `failure` (id 0) and ends the connection so that the peer reads it: the

@@ -18,6 +18,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var shutdownGrace: Duration
     /// When background apps are suspended, and how many apps may live at once.
     public var background = BackgroundPolicy()
+    /// Opens delivered to one launched app and not yet answered, at most (the window). One
+    /// at a time would cap an app at one open per daemon→app→daemon round trip; a window
+    /// lets the daemon forward the next while the app works, as a bus forwards calls.
+    public var maximumOpensInFlightPerApp = 16
     /// What happens to a callback that would not return to its caller.
     public var callbackPolicy: CallbackPolicy = .refuse
     /// How much the pasteboards may hold.
@@ -66,6 +70,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var pasteboard: Pasteboard?
         var backgroundGraceSeconds: Double?
         var maximumLiveApps: Int?
+        var maximumOpensInFlightPerApp: Int?
         var watchAppsFolders: Bool?
         var appLogs: AppLogs?
 
@@ -151,6 +156,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
             guard live >= 1, live <= 10_000 else { throw ConfigurationError(path: path, problem: "maximumLiveApps is \(live); give 1 to 10000") }
             config.background.maximumLiveApps = live
         }
+        if let window = file.maximumOpensInFlightPerApp {
+            guard window >= 1, window <= 256 else { throw ConfigurationError(path: path, problem: "maximumOpensInFlightPerApp is \(window); give 1 to 256") }
+            config.maximumOpensInFlightPerApp = window
+        }
         if let policy = file.callbackPolicy {
             guard let value = CallbackPolicy(rawValue: policy) else {
                 throw ConfigurationError(path: path, problem: "callbackPolicy is '\(policy)'; give \(CallbackPolicy.allCases.map { "'\($0.rawValue)'" }.joined(separator: " or "))")
@@ -196,12 +205,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         // report it under an empty key); text that is not JSON at all is left to JSONDecoder.
         guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return }
         guard let top = object as? [String: Any] else { throw ConfigurationError(path: path, problem: "must hold a JSON object at the top level") }
-        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "connections", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "backgroundGraceSeconds", "maximumLiveApps", "watchAppsFolders", "appLogs", "$comment"]
+        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "connections", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "backgroundGraceSeconds", "maximumLiveApps", "maximumOpensInFlightPerApp", "watchAppsFolders", "appLogs", "$comment"]
         for key in top.keys where !known.contains(key) {
             throw ConfigurationError(path: path, problem: "has unknown key '\(key)'; known keys: \(known.sorted().joined(separator: ", "))")
         }
         // JSONDecoder reports 4096.5 for an Int only as "not valid JSON", without the key.
-        var wholeNumbers: [(String, Any?)] = [("maximumFrameLength", top["maximumFrameLength"]), ("maximumPendingOpensPerApp", top["maximumPendingOpensPerApp"]), ("maximumLiveApps", top["maximumLiveApps"])]
+        var wholeNumbers: [(String, Any?)] = [("maximumFrameLength", top["maximumFrameLength"]), ("maximumPendingOpensPerApp", top["maximumPendingOpensPerApp"]), ("maximumLiveApps", top["maximumLiveApps"]), ("maximumOpensInFlightPerApp", top["maximumOpensInFlightPerApp"])]
         if let pasteboard = top["pasteboard"] as? [String: Any] {
             wholeNumbers += pasteboard.map { ("pasteboard.\($0.key)", $0.value) }
         }

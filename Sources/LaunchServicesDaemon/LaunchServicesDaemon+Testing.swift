@@ -26,5 +26,6 @@ extension LaunchServicesDaemon {
 
     package func state(of app: String) -> AppState { machine.state(of: app) }
     package var frontmostApp: String? { machine.frontmost }
+    package func opensInFlight(of app: String) -> Int { machine.apps[app]?.opensInFlight ?? 0 }
     package var opensAnswered: Int { executor.ledger.served }
 }

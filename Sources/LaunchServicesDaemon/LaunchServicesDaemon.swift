@@ -79,9 +79,9 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         self.logger = logger
         self.launcher = launcher
         started = loop.now
-        machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background)
+        machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background, maximumOpensInFlight: configuration.maximumOpensInFlightPerApp)
         registryService = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders)
-        connections = ConnectionTable(limits: configuration.connectionLimits, logger: logger)
+        connections = ConnectionTable(limits: configuration.connectionLimits, logger: logger, loop: loop)
         supervisor = ProcessSupervisor(loop: loop, launcher: launcher, logger: logger)
         executor = ActionExecutor(loop: loop, logger: logger, configuration: configuration, supervisor: supervisor, connections: connections)
         executor.feedback = { [unowned self] in handle($0) }
@@ -222,6 +222,10 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     func flushPending() {
         connections.flush()
+    }
+
+    func readBatchEnded() {
+        connections.flushAtEndOfTick()
     }
 }
 

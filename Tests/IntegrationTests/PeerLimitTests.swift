@@ -193,12 +193,13 @@ struct PeerLimitTests {
         // Another caller, meanwhile, is served.
         let victim = try h.lsopen("--json", "slowpoke:victim-1", timeout: 60)
         #expect(victim.status == 0, "\(victim.stdout)")
-        // The flooder leaves: its queued opens are dropped, not run.
+        // The flooder leaves: its queued opens are dropped, not run. Those already delivered
+        // to the app (at most maximumOpensInFlightPerApp, 16 by default) still finish.
         connection.close()
         let afterLeaving = h.eventNames().filter { $0.contains("url=slowpoke:flood-") }.count
         #expect(try h.lsopen("slowpoke:victim-2").status == 0)
         let delivered = h.eventNames().filter { $0.contains("url=slowpoke:flood-") }.count
-        #expect(delivered <= afterLeaving + 2, "\(delivered - afterLeaving) flood opens ran after the flooder left")
+        #expect(delivered <= afterLeaving + 16 + 1, "\(delivered - afterLeaving) flood opens ran after the flooder left")
         #expect(delivered < 128)
     }
 }

@@ -91,7 +91,7 @@ struct DaemonConfigurationFileTests {
     func unknownKey() throws {
         let (error, _) = try #require(try refusal(#"{"deadline": {"launch": 1}}"#))
         #expect(error.problem.hasPrefix("has unknown key 'deadline'; known keys: "), "\(error)")
-        #expect(error.problem.contains("appsFolders, backgroundGraceSeconds, callbackPolicy, connections, deadlines, maximumFrameLength, maximumLiveApps, maximumPendingOpensPerApp, pasteboard, shutdownGraceSeconds, watchAppsFolders"))
+        #expect(error.problem.contains("appsFolders, backgroundGraceSeconds, callbackPolicy, connections, deadlines, maximumFrameLength, maximumLiveApps, maximumOpensInFlightPerApp, maximumPendingOpensPerApp, pasteboard, shutdownGraceSeconds, watchAppsFolders"))
     }
 
     @Test("an unknown deadline is refused, naming deadlines.KEY and the phases")
@@ -212,6 +212,21 @@ struct DaemonConfigurationFileTests {
             (#"{"backgroundGraceSeconds": -1}"#, "backgroundGraceSeconds is -1.0; give seconds between 0 and 3600"),
             (#"{"maximumLiveApps": 0}"#, "maximumLiveApps is 0; give 1 to 10000"),
             (#"{"maximumLiveApps": 2.5}"#, "key 'maximumLiveApps' is 2.5; give a whole number"),
+        ] {
+            let (error, _) = try #require(try refusal(json))
+            #expect(error.problem.contains(words), "\(error)")
+        }
+    }
+
+    @Test("maximumOpensInFlightPerApp: read (default 16), bad values named")
+    func opensInFlight() throws {
+        #expect(try load("{}").config.maximumOpensInFlightPerApp == 16)
+        #expect(try load(#"{"maximumOpensInFlightPerApp": 1}"#).config.maximumOpensInFlightPerApp == 1)
+        #expect(try load(#"{"maximumOpensInFlightPerApp": 256}"#).config.maximumOpensInFlightPerApp == 256)
+        for (json, words) in [
+            (#"{"maximumOpensInFlightPerApp": 0}"#, "maximumOpensInFlightPerApp is 0; give 1 to 256"),
+            (#"{"maximumOpensInFlightPerApp": 257}"#, "maximumOpensInFlightPerApp is 257; give 1 to 256"),
+            (#"{"maximumOpensInFlightPerApp": 2.5}"#, "key 'maximumOpensInFlightPerApp' is 2.5; give a whole number"),
         ] {
             let (error, _) = try #require(try refusal(json))
             #expect(error.problem.contains(words), "\(error)")

@@ -213,7 +213,10 @@ extension InProcessLifecycleTests {
 
     @Test("a caller that disconnects drops its queued opens: they are never delivered")
     func disconnectWithdraws() throws {
-        let daemon = InProcessDaemon(apps: [Self.notes])
+        // One open at a time, so the leaver's opens queue rather than join the hung one.
+        var configuration = InProcessDaemon.defaultConfiguration
+        configuration.maximumOpensInFlightPerApp = 1
+        let daemon = InProcessDaemon(configuration: configuration, apps: [Self.notes])
         let first = daemon.connect()
         _ = try #require(first.open("notes://warm"))
         daemon.behave("com.example.notes") { $0.open = .hang }

@@ -77,6 +77,8 @@ public final class InProcessDaemon {
 
     public func state(of app: String) -> AppState { daemon.state(of: app) }
     public var frontmost: String? { daemon.frontmostApp }
+    /// Opens delivered to `app` and not yet answered (at most `maximumOpensInFlightPerApp`).
+    public func opensInFlight(of app: String) -> Int { daemon.opensInFlight(of: app) }
     /// What the daemon logged, one `level: message` line each.
     public var log: [String] { lines.withLockedValue { $0 } }
 

@@ -14,7 +14,8 @@ public struct SimulatedBehaviour: Sendable, Equatable {
         case accept
         /// The delegate method returns false.
         case veto
-        /// The app never answers (it hangs in the delegate method).
+        /// The app never answers (it hangs in the delegate method) and, like a real app stuck
+        /// there, reads nothing more.
         case hang
         /// The process exits with this code instead of answering.
         case exit(Int32)
@@ -23,6 +24,8 @@ public struct SimulatedBehaviour: Sendable, Equatable {
     public var willFinishLaunching: Answer = .accept
     public var didFinishLaunching: Answer = .accept
     public var open: Answer = .accept
+    /// Answers for particular URLs, in place of `open` (an app that hangs on one URL only).
+    public var openByURL: [String: Answer] = [:]
     /// The URL method the app implements; `.none` counts as opened with no method.
     public var method: DeliveryMethod = .open
     /// Whether it says hello on its connection once started.
@@ -54,6 +57,9 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
     public private(set) var events: [SimulatedEvent] = []
     /// Stopped by SIGSTOP: frames wait until SIGCONT.
     public private(set) var isSuspended = false
+    /// Stuck in a delegate method (a `.hang` answer): like the real runtime, which handles
+    /// one frame at a time, it reads nothing more.
+    public private(set) var isHung = false
     public private(set) var exitStatus: ExitStatus?
     private let loop: EmbeddedEventLoop
     private var channel: EmbeddedChannel?
@@ -134,7 +140,7 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
             frames.append(buffer)
             progressed = true
         }
-        while isAlive, !isSuspended, let envelope = frames.next() {
+        while isAlive, !isSuspended, !isHung, let envelope = frames.next() {
             answer(envelope)
         }
         return progressed
@@ -147,7 +153,7 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
             respond(phase == .willFinishLaunching ? behaviour.willFinishLaunching : behaviour.didFinishLaunching, id: envelope.id, method: nil)
         case .deliver(let delivery):
             events.append(.delivered(url: delivery.url, sourceApplication: delivery.sourceApplication))
-            respond(behaviour.open, id: envelope.id, method: behaviour.method)
+            respond(behaviour.openByURL[delivery.url] ?? behaviour.open, id: envelope.id, method: behaviour.method)
         case .notify(let notification):
             events.append(.notified(notification))
         default:
@@ -159,7 +165,7 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
         switch answer {
         case .accept: write(Envelope(id: id, .phaseResult(accepted: true, method: method)))
         case .veto: write(Envelope(id: id, .phaseResult(accepted: false, method: method)))
-        case .hang: break
+        case .hang: isHung = true
         case .exit(let code): exit(.exited(code))
         }
     }
