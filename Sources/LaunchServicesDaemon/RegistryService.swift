@@ -72,8 +72,20 @@ final class RegistryService {
             }
             fromFolders.append((bundle, folderTimes[bundle.id] ?? scanTime))
         }
-        try store?.replaceFolderApps(fromFolders)
+        // Written only when the folders changed while the daemon was away: at an ordinary
+        // start the saved folder registrations are what the scan found, and rewriting them
+        // would read the whole database (10,000 apps: most of the start).
+        let saved = stored.filter { $0.source == .folder }.map { (app: $0.app, registeredAt: $0.registeredAt) }
+        if !Self.same(saved, fromFolders) { try store?.replaceFolderApps(fromFolders) }
         return Loaded(store: store, manual: manual, fromFolders: fromFolders, defaults: defaults, refused: refused)
+    }
+
+    /// Whether two sets of registrations hold the same apps with the same times, in any order.
+    static func same(_ a: [RegistryStore.Registration], _ b: [RegistryStore.Registration]) -> Bool {
+        guard a.count == b.count else { return false }
+        var times: [AppBundle: Int64] = [:]
+        for (app, time) in a { times[app] = time }
+        return times.count == a.count && b.allSatisfy { times[$0.app] == $0.registeredAt }
     }
 
     private static func alreadyRegistered(_ bundle: AppBundle, from path: String) -> BundleError {
