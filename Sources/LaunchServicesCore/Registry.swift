@@ -24,9 +24,10 @@ public struct Registry: Sendable {
     /// as registering each in turn with `register(_:at:)` (a repeated identifier replaces
     /// the app and keeps its first time), without re-checking each claim's place as it goes;
     /// each scheme's claims are put in the rule's order once, at the end.
-    public init(loading registrations: [(app: AppBundle, registeredAt: Int64)]) {
-        apps.reserveCapacity(registrations.count)
-        registeredAt.reserveCapacity(registrations.count)
+    public init(loading registrations: some Collection<(app: AppBundle, registeredAt: Int64)>) {
+        let count = registrations.count
+        apps.reserveCapacity(count)
+        registeredAt.reserveCapacity(count)
         for (app, time) in registrations {
             if apps.updateValue(app, forKey: app.id) == nil { registeredAt[app.id] = time }
         }
