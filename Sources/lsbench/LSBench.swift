@@ -91,7 +91,12 @@ struct LSBench: ParsableCommand {
         defer { work.remove() }
         try assemble(into: work.path + "/apps")
         let socket = work.path + "/socket"
-        let daemon = try startDaemon(socket: socket, apps: work.path + "/apps", state: work.path + "/state", log: work.path + "/daemon.log", poll: 20_000)
+        // App output to a file that is never rotated during the run: the throughput rows
+        // count each delivery in xyz's log.
+        let config = work.path + "/launchservicesd.json"
+        try #"{"appLogs": {"destination": "files", "maximumBytes": 1073741824}}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try startDaemon(socket: socket, apps: work.path + "/apps", state: work.path + "/state", log: work.path + "/daemon.log", poll: 20_000,
+                                     extra: ["--config", config])
         defer { daemon.stop() }
 
         let report = Report(json: json)
@@ -179,7 +184,7 @@ struct LSBench: ParsableCommand {
         try memoryAfterOpens(report, client: client, daemon: daemon.pid, idle: idle)
 
         report.gap()
-        let throughput = try throughputRows(report, socket: socket, work: work.path)
+        let throughput = try throughputRows(report, socket: socket, work: work.path, appLog: work.path + "/state/logs/bench.xyz.log")
 
         try peerRows(report, work: work.path, warm: warmSamples, lsopen: lsopenSamples, throughput: throughput,
                      cold: ColdFigures(cold: coldSamples, lsopenCold: lsopenColdSamples, canOpen: canOpenSamples))
@@ -241,8 +246,8 @@ struct LSBench: ParsableCommand {
     }
 
     /// A daemon on `socket`, logging warnings only, once it answers (at most 30 s).
-    func startDaemon(socket: String, apps: String, state: String, log: String, poll: UInt32) throws -> DaemonProcess {
-        try DaemonProcess(executable: binDir + "/launchservicesd", socket: socket, arguments: ["--apps", apps, "--state", state, "--log-level", "warning"],
+    func startDaemon(socket: String, apps: String, state: String, log: String, poll: UInt32, extra: [String] = []) throws -> DaemonProcess {
+        try DaemonProcess(executable: binDir + "/launchservicesd", socket: socket, arguments: ["--apps", apps, "--state", state, "--log-level", "warning"] + extra,
                           log: log, timeout: 30, poll: poll)
     }
 

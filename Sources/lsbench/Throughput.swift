@@ -96,7 +96,8 @@ enum Throughput {
         let first = DispatchTime.now().uptimeNanoseconds
         for i in 0..<count {
             let start = DispatchTime.now().uptimeNanoseconds
-            let opened = (try? client.open("xyz:throughput/\(i)"))?.opened ?? false
+            // Unique per open across every client (the PID), so the app's log shows each once.
+            let opened = (try? client.open("xyz:throughput/\(getpid())/\(i)"))?.opened ?? false
             samples.append(DispatchTime.now().uptimeNanoseconds - start)
             if !opened { failures += 1 }
         }
@@ -110,17 +111,64 @@ enum Throughput {
 
 extension LSBench {
     /// Opens per second and p99 per open for each count in `throughputClients`.
-    func throughputRows(_ report: Report, socket: String, work: String) throws -> [Int: Row] {
+    /// Every open is also counted where it lands: each URL is unique, and xyz writes a
+    /// `[xyz] URL: …` line per delivery to its log (`appLog`), so each must appear once.
+    func throughputRows(_ report: Report, socket: String, work: String, appLog: String) throws -> [Int: Row] {
         var rows: [Int: Row] = [:]
         var single: Row?
         for clients in throughputClients {
+            let logStart = Throughput.fileSize(appLog)
             let result = try Throughput.run(binary: CommandLine.arguments[0], socket: socket, clients: clients, count: throughputOpens, work: work)
             guard result.failures == 0 else { throw ValidationError("\(result.failures) of \(result.opens) concurrent opens failed") }
-            var row = Row(name: "warm opens/s, \(clients) client process\(clients == 1 ? "" : "es") × \(throughputOpens) (0 failed)", count: result.opens,
+            let delivered = Throughput.deliveries(in: appLog, from: logStart, expecting: result.opens)
+            guard delivered.total == result.opens, delivered.distinct == result.opens else {
+                throw ValidationError("\(result.opens) opens answered opened, but the app got \(delivered.distinct) distinct URLs in \(delivered.total) deliveries")
+            }
+            var row = Row(name: "warm opens/s, \(clients) client\(clients == 1 ? "" : "s") × \(throughputOpens), 0 failed/lost/twice", count: result.opens,
                           value: .throughput(perSecond: Double(result.opens) / result.seconds, p99: Row.percentile99(result.samples.sorted())))
             if let single { row = row.against(single) } else { single = row }
             rows[clients] = report.add(row)
         }
         return rows
+    }
+}
+
+extension Throughput {
+    static func fileSize(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
+
+    /// The throughput URLs the app logged after byte `offset` of its log: all of them and the
+    /// distinct ones. The daemon drains app output in batches, so this waits (at most 10 s)
+    /// until `expecting` have arrived or the log has stopped growing for a second.
+    static func deliveries(in path: String, from offset: Int, expecting: Int) -> (total: Int, distinct: Int) {
+        var last = (total: 0, distinct: 0)
+        var unchangedSince = DispatchTime.now().uptimeNanoseconds
+        let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+        while DispatchTime.now().uptimeNanoseconds < deadline {
+            let counted = count(in: path, from: offset)
+            if counted.total >= expecting { return counted }
+            if counted.total != last.total { unchangedSince = DispatchTime.now().uptimeNanoseconds }
+            if DispatchTime.now().uptimeNanoseconds - unchangedSince > 1_000_000_000 { return counted }
+            last = counted
+            usleep(20_000)
+        }
+        return last
+    }
+
+    private static func count(in path: String, from offset: Int) -> (total: Int, distinct: Int) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return (0, 0) }
+        defer { try? handle.close() }
+        try? handle.seek(toOffset: UInt64(offset))
+        let data = (try? handle.readToEnd()) ?? Data()
+        let marker = "[xyz] URL: xyz:throughput/"
+        var total = 0
+        var seen: Set<Substring> = []
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix(marker) {
+            total += 1
+            seen.insert(line.dropFirst(marker.count))
+        }
+        return (total, seen.count)
     }
 }
