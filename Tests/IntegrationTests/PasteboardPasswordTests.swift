@@ -230,11 +230,8 @@ struct PasteboardPasswordTests {
         defer { h.stop() }
         let file = h.root + "/state/pasteboard.sqlite"
         try h.restart(signal: SIGTERM) {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
             // Exactly what v1 wrote: its schema, its migration record, a plain-text password.
-            let old = try DatabasePool(path: file)
-            try old.write { db in
-                try db.execute(sql: """
+            try EarlierDatabase.write(file, schema: """
                     CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
                     INSERT INTO grdb_migrations VALUES ('v1');
                     CREATE TABLE pasteboard (name TEXT PRIMARY KEY, changeCount INTEGER NOT NULL, expiresAt INTEGER, password TEXT);
@@ -245,8 +242,6 @@ struct PasteboardPasswordTests {
                     INSERT INTO pasteboard VALUES ('open', 2, NULL, NULL);
                     INSERT INTO pasteboardItem VALUES ('open', 0, 'public.utf8-plain-text', CAST('no password' AS BLOB));
                     """)
-            }
-            try old.close()
         }
         let bytes = ["", "-wal"].compactMap { FileManager.default.contents(atPath: file + $0) }.reduce(Data(), +)
         #expect(bytes.range(of: Data("legacy-pw-8675309".utf8)) == nil, "the plain text is gone from the file and its log")

@@ -153,16 +153,13 @@ struct SchemeClaimTests {
         let looseZ = try looseBundle(h, id: "zz.loose", schemes: ["shared2"])
         let file = h.root + "/state/registry.sqlite"
         try h.restart(signal: SIGTERM) {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
             // Exactly what v1 wrote: its schema, its migration record, its rows.
-            let old = try DatabasePool(path: file)
-            try old.write { db in
-                try db.execute(sql: """
+            try EarlierDatabase.write(file, schema: """
                     CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
                     INSERT INTO grdb_migrations VALUES ('v1');
                     CREATE TABLE "app" ("id" TEXT PRIMARY KEY NOT NULL, "name" TEXT NOT NULL, "path" TEXT NOT NULL, "executable" TEXT NOT NULL, "schemes" TEXT NOT NULL, "queriesSchemes" TEXT NOT NULL, "source" TEXT NOT NULL);
                     CREATE TABLE "schemeDefault" ("scheme" TEXT PRIMARY KEY NOT NULL, "bundleID" TEXT NOT NULL);
-                    """)
+                    """) { db in
                 let rows: [[DatabaseValueConvertible]] = [
                     ["test.alpha", "alpha", h.appsFolder + "/alpha.app", "lstestapp", "alpha shared", "", "folder"],
                     ["test.beta", "beta", h.appsFolder + "/beta.app", "lstestapp", "beta shared2", "", "folder"],
@@ -174,7 +171,6 @@ struct SchemeClaimTests {
                 }
                 try db.execute(sql: "INSERT INTO schemeDefault VALUES ('shared2', 'zz.loose')")
             }
-            try old.close()
         }
         let apps = try h.lsctl("apps", "--json").decode([AppReport].self)
         #expect(apps.map(\.id) == ["aa.loose", "test.alpha", "test.beta", "zz.loose"], "\(apps)")

@@ -78,22 +78,18 @@ struct URLTypeNameTests {
         try h.install(try .demo("fullapp"), in: looseFolder)
         let file = h.root + "/state/registry.sqlite"
         try h.restart(signal: SIGTERM) {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
             // Exactly what v2 wrote: its schema, its migration records, its rows.
-            let old = try DatabasePool(path: file)
-            try old.write { db in
-                try db.execute(sql: """
+            try EarlierDatabase.write(file, schema: """
                     CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
                     INSERT INTO grdb_migrations VALUES ('v1'), ('v2');
                     CREATE TABLE "app" ("id" TEXT PRIMARY KEY NOT NULL, "name" TEXT NOT NULL, "path" TEXT NOT NULL, "executable" TEXT NOT NULL, "schemes" TEXT NOT NULL, "queriesSchemes" TEXT NOT NULL, "source" TEXT NOT NULL, "registeredAt" INTEGER NOT NULL DEFAULT 0);
                     CREATE TABLE "schemeDefault" ("scheme" TEXT PRIMARY KEY NOT NULL, "bundleID" TEXT NOT NULL);
-                    """)
+                    """) { db in
                 try db.execute(sql: "INSERT INTO app VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                arguments: [Self.full, "Numerology", looseFolder + "/fullapp.app", "fullapp", "fullapp", "liteapp", "manual", 1_700_000_000_123])
                 try db.execute(sql: "INSERT INTO app VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                arguments: [Self.lite, "Numerology Lite", h.appsFolder + "/liteapp.app", "liteapp", "liteapp", "", "folder", 1_700_000_000_456])
             }
-            try old.close()
         }
         let apps = try h.lsctl("apps", "--json").decode([AppReport].self)
         #expect(apps.map(\.id) == [Self.full, Self.lite], "\(apps)")
@@ -121,21 +117,17 @@ struct URLTypeNameTests {
         try h.install(try .demo("fullapp"), in: looseFolder)
         let file = h.root + "/state/registry.sqlite"
         try h.restart(signal: SIGTERM) {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
             // What v4 wrote: the URL types as one JSON array per app.
-            let old = try DatabasePool(path: file)
-            try old.write { db in
-                try db.execute(sql: """
+            try EarlierDatabase.write(file, schema: """
                     CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
                     INSERT INTO grdb_migrations VALUES ('v1'), ('v2'), ('v3'), ('v4');
                     CREATE TABLE "app" ("id" TEXT PRIMARY KEY NOT NULL, "name" TEXT NOT NULL, "path" TEXT NOT NULL, "executable" TEXT NOT NULL, "schemes" TEXT NOT NULL, "queriesSchemes" TEXT NOT NULL, "source" TEXT NOT NULL, "registeredAt" INTEGER NOT NULL DEFAULT 0, "urlTypes" TEXT NOT NULL DEFAULT '');
                     CREATE TABLE "schemeDefault" ("scheme" TEXT PRIMARY KEY NOT NULL, "bundleID" TEXT NOT NULL);
-                    """)
+                    """) { db in
                 try db.execute(sql: "INSERT INTO app VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                arguments: [Self.full, "Numerology", looseFolder + "/fullapp.app", "fullapp", "fullapp numbers", "liteapp", "manual", 1_700_000_000_123,
                                            #"[{"name":"com.example.numerology","schemes":["fullapp"]},{"schemes":["numbers"]}]"#])
             }
-            try old.close()
         }
         let full = try #require(try h.lsctl("apps", "--json").decode([AppReport].self).first { $0.id == Self.full })
         #expect(full.schemes == ["fullapp", "numbers"] && full.queriesSchemes == ["liteapp"], "\(full)")
