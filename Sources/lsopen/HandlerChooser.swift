@@ -81,9 +81,10 @@ struct HandlerChooser {
         }
     }
 
-    /// The text without leading or trailing spaces and tabs.
+    /// The text without leading or trailing blanks: what Foundation's `.whitespaces` trims
+    /// (tabs and Unicode spaces, not line breaks), which FoundationEssentials does not have.
     private static func trimmed(_ text: some StringProtocol) -> String {
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        let isBlank: (Character) -> Bool = { $0.isWhitespace && !$0.isNewline }
         guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else { return "" }
         return String(text[first...last])
     }
