@@ -36,13 +36,13 @@ struct ConnectionShares {
     func held(byProcess pid: Int32) -> Int { byProcess[pid, default: 0] }
     func held(byApp app: String) -> Int { byApp[app, default: 0] }
 
-    /// Nil when `holder` may take one more connection. The narrowest share is checked
-    /// first, so a flooder is told about its own limit, not the user's.
+    /// Nil when `holder` may take one more connection. The user's limit is absolute and is
+    /// named first when reached; below it, the holder's own shares, then the reserve.
     func refusal(for holder: Holder) -> Refusal? {
+        if total >= limits.maximumPerUser { return .user(holds: total) }
         let process = held(byProcess: holder.pid)
         if process >= limits.maximumPerProcess { return .process(holds: process) }
         if let app = holder.app, held(byApp: app) >= limits.maximumPerApp { return .app(holds: held(byApp: app)) }
-        if total >= limits.maximumPerUser { return .user(holds: total) }
         if process > 0, total >= limits.maximumPerUser - limits.reservedForFirstConnections {
             return .reserve(userHolds: total, processHolds: process)
         }

@@ -67,9 +67,9 @@ struct PeerLimitTests {
 
     @Test("1,100 idle connections under a 1,024-descriptor limit: new callers get an answer, the daemon idles, silent peers are closed at the hello deadline")
     func idleConnectionFlood() throws {
-        // This process may take the user's whole allowance here (no per-process share, no
-        // reserve), so the flood meets the per-user limit itself; ConnectionShareTests covers
-        // the shares that keep one process from doing so by default.
+        // This process may take the user's whole allowance here (its share is the user's
+        // limit, nothing is kept), so the flood meets the per-user limit itself;
+        // ConnectionShareTests covers the shares that keep one process from doing so by default.
         let h = try DaemonHarness(apps: [.test("alpha")], config: #"{"connections": {"firstMessageSeconds": 3, "maximumPerProcess": 256, "reservedForFirstConnections": 0}}"#)
         defer { h.stop() }
         #expect(try ChildProcess.run("prlimit", ["--pid", "\(h.daemonPID)", "--nofile=1024:1024"], environment: ProcessInfo.processInfo.environment, scratch: h.root, timeout: 10).status == 0)
