@@ -25,6 +25,9 @@ final class ClientConnection {
     var greeted = false
     /// Peer process id from SO_PEERCRED (socket peers).
     var peerPID: Int32?
+    /// Whose connection shares this socket connection counts against, fixed when it
+    /// opened (a later check-in changes `kind`, not the count); nil for apps' launch connections.
+    var holder: ConnectionShares.Holder?
     /// Request tokens this peer still waits on, so a disconnect can drop them.
     var waiting: Set<UInt64> = []
     /// Callback tokens this peer reserved (`awaitCallback`), dropped when it disconnects.

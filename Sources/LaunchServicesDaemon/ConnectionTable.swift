@@ -4,7 +4,7 @@ import Logging
 import NIOCore
 
 /// Owns the open connections: every peer by channel, the apps' connections by bundle id,
-/// the count of socket peers (`connections.maximumPerUser`), the replies written but not yet
+/// the socket peers' shares (`ConnectionShares`: per process, per app, per user), the replies written but not yet
 /// flushed, and the log of limits reached. Every frame the daemon writes goes through
 /// `send`, so the cap on unread replies is enforced in one place. Confined to the loop.
 final class ConnectionTable {
@@ -17,11 +17,12 @@ final class ConnectionTable {
     private var apps: [String: ClientConnection] = [:]
     private var unflushed: [ObjectIdentifier: Channel] = [:]
     private var limitLog = LimitLog()
-    /// Connections on the socket (not apps' launch connections).
-    private(set) var socketCount = 0
+    /// Who holds the connections on the socket (not apps' launch connections).
+    private(set) var shares: ConnectionShares
 
     init(limits: ConnectionLimits, logger: Logger, loop: EventLoop) {
         self.limits = limits
+        shares = ConnectionShares(limits: limits)
         self.logger = logger
         self.loop = loop
     }
@@ -32,14 +33,14 @@ final class ConnectionTable {
 
     func add(_ connection: ClientConnection) {
         all[ObjectIdentifier(connection.channel)] = connection
-        if connection.peerPID != nil { socketCount += 1 }
+        if let holder = connection.holder { shares.add(holder) }
         if let app = connection.appID { apps[app] = connection }
     }
 
     /// Forgets a closed connection; false if it was already forgotten.
     func remove(_ connection: ClientConnection) -> Bool {
         guard all.removeValue(forKey: ObjectIdentifier(connection.channel)) != nil else { return false }
-        if connection.peerPID != nil { socketCount -= 1 }
+        if let holder = connection.holder { shares.remove(holder) }
         unflushed[ObjectIdentifier(connection.channel)] = nil
         return true
     }

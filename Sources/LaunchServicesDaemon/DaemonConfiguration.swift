@@ -91,6 +91,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
         struct Connections: Decodable {
             var maximumPerUser: Int?
+            var maximumPerProcess: Int?
+            var maximumPerApp: Int?
+            var reservedForFirstConnections: Int?
             var firstMessageSeconds: Double?
             var maximumPendingRequests: Int?
             var maximumCallbackAddresses: Int?

@@ -26,23 +26,35 @@ extension LaunchServicesDaemon: ConnectionEvents {
                 return nil
             }
             let limits = configuration.connectionLimits
-            guard connections.socketCount < limits.maximumPerUser else {
-                limitReached(.connectionsPerUser, "uid \(peer.uid) holds \(connections.socketCount) connections; pid \(peer.pid) was refused")
-                ConnectionTable.refuse(channel, with: OpenError(.unavailable, "launchservicesd already serves \(connections.socketCount) connections of uid \(peer.uid), the limit (connections.maximumPerUser); close idle ones and retry"), linger: .milliseconds(250))
-                return nil
-            }
             // A process an app started speaks as that app (its pid, or its nearest app
-            // ancestor); one an app let go (adopted by the daemon) as an unknown app.
-            let origin: ProcessAncestry.Origin = supervisor.app(pid: peer.pid).map { .app($0) }
-                ?? (supervisor.hasSpawned ? ProcessAncestry.origin(of: peer.pid, daemon: getpid()) { supervisor.app(pid: $0) } : .user)
+            // ancestor); one an app let go (adopted by the daemon) as an unknown app. Known
+            // before the limits, since an app and its descendants share one app's share.
+            // Reading the ancestry opens /proc files: at the descriptor limit it is read
+            // again with the descriptor reserve released.
+            func ancestry() -> ProcessAncestry.Origin {
+                ProcessAncestry.origin(of: peer.pid, daemon: getpid()) { supervisor.app(pid: $0) }
+            }
+            var origin: ProcessAncestry.Origin = supervisor.app(pid: peer.pid).map { .app($0) } ?? (supervisor.hasSpawned ? ancestry() : .user)
+            if origin == .unknown { origin = DescriptorReserve.shared.withReleased(ancestry) }
             let identity: String
             switch origin {
             case .app(let app): identity = app
             case .orphanOfApp: identity = Self.orphanIdentity
             case .user: identity = Self.shellIdentity
+            case .unknown:
+                limitReached(.fileDescriptors, "cannot read the ancestry of pid \(peer.pid) (out of descriptors); refused it")
+                ConnectionTable.refuse(channel, with: AcceptPacing.refusal, linger: .milliseconds(250))
+                return nil
+            }
+            let holder = ConnectionShares.Holder(pid: peer.pid, app: origin == .user ? nil : identity)
+            if let refusal = connections.shares.refusal(for: holder) {
+                limitReached(refusal.limit, refusal.detail(for: holder, uid: peer.uid))
+                ConnectionTable.refuse(channel, with: OpenError(.unavailable, refusal.message(for: holder, uid: peer.uid, limits: limits)), linger: .milliseconds(250))
+                return nil
             }
             connection = ClientConnection(channel: channel, kind: .socket, identity: identity)
             connection.peerPID = peer.pid
+            connection.holder = holder
             connection.descendsFromApp = origin != .user
             connection.helloDeadline = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(limits.firstMessageTimeout.nanoseconds))) { [self] in
                 guard !connection.greeted, !connection.closing else { return }

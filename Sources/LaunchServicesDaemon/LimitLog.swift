@@ -4,6 +4,9 @@ import NIOCore
 /// The limits a peer can run into, each named in the log and in the peer's error.
 enum PeerLimit: String, Sendable {
     case connectionsPerUser = "connections.maximumPerUser"
+    case connectionsPerProcess = "connections.maximumPerProcess"
+    case connectionsPerApp = "connections.maximumPerApp"
+    case connectionsReserved = "connections.reservedForFirstConnections"
     case firstMessage = "connections.firstMessageSeconds"
     case pendingRequests = "connections.maximumPendingRequests"
     case callbackAddresses = "connections.maximumCallbackAddresses"

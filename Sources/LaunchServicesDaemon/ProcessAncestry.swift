@@ -23,6 +23,17 @@ enum ProcessAncestry {
         case orphanOfApp
         /// Anything else: the user's own processes.
         case user
+        /// Its chain could not be read: the daemon is out of descriptors (or memory). Neither
+        /// the user nor an app may be assumed, so such a peer is refused.
+        case unknown
+    }
+
+    /// Why a `/proc/PID/stat` was not read.
+    enum Unreadable: Error {
+        /// No such process (it exited), or not ours to read: the chain ends here.
+        case gone
+        /// EMFILE, ENFILE or ENOMEM: the file exists, the daemon could not open it now.
+        case outOfResources
     }
 
     /// Where `pid` comes from: its own pid or its nearest ancestor that `app` names, else
@@ -31,7 +42,15 @@ enum ProcessAncestry {
         var current = pid
         for _ in 0..<maximumDepth {
             if let found = app(current) { return .app(found) }
-            guard let parent = parent(of: current), parent > 1, parent != current else { return .user }
+            let parent: Int32
+            do {
+                parent = try readStat(of: current).parent
+            } catch .outOfResources {
+                return .unknown
+            } catch {
+                return .user
+            }
+            guard parent > 1, parent != current else { return .user }
             if parent == daemon { return .orphanOfApp }
             current = parent
         }
@@ -47,20 +66,29 @@ enum ProcessAncestry {
 
     /// The state letter and the parent pid from `/proc/PID/stat`.
     static func statFields(of pid: Int32) -> (state: UInt8, parent: Int32)? {
+        try? readStat(of: pid)
+    }
+
+    /// `statFields`, saying why it failed: a process that is gone ends a chain, while a
+    /// daemon out of descriptors knows nothing (a user's process is not assumed).
+    static func readStat(of pid: Int32) throws(Unreadable) -> (state: UInt8, parent: Int32) {
         let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else {
+            let code = errno
+            throw code == EMFILE || code == ENFILE || code == ENOMEM ? .outOfResources : .gone
+        }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 512)
         let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
+        guard count > 0 else { throw .gone }
         let bytes = buffer[0..<count]
-        guard let end = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        guard let end = bytes.lastIndex(of: UInt8(ascii: ")")) else { throw .gone }
         // ") S PPID ..."
         let fields = bytes[(end + 1)...].split(separator: UInt8(ascii: " "), maxSplits: 3)
-        guard fields.count >= 2, let state = fields[0].first else { return nil }
+        guard fields.count >= 2, let state = fields[0].first else { throw .gone }
         var value: Int32 = 0
         for byte in fields[1] {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { throw .gone }
             value = value &* 10 &+ Int32(byte - UInt8(ascii: "0"))
         }
         return (state, value)

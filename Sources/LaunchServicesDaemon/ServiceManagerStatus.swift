@@ -4,7 +4,9 @@ import NIOCore
 
 /// Owns what systemd hears from the daemon: READY once serving, `STATUS=` kept current, and
 /// `WATCHDOG=1` at half the `WatchdogSec=` interval. The pings come from a task on the
-/// daemon's own loop, so a stalled loop stops pinging and systemd notices. Loop-confined.
+/// daemon's own loop, so a stalled loop stops pinging and systemd notices. A working daemon
+/// at its descriptor limit keeps pinging: `sd_notify` opens a socket for every message, so
+/// each is sent with the descriptor reserve released for it. Loop-confined.
 final class ServiceManagerStatus {
     private var task: RepeatedTask?
     private var lastStatus = ""
@@ -16,7 +18,7 @@ final class ServiceManagerStatus {
         // Half the watchdog interval, and at least once a second so STATUS stays current.
         let interval = min(watchdog.map { $0 / 2 } ?? .seconds(1), .seconds(1))
         lastStatus = status()
-        SystemdNotifier.notify("READY=1\nSTATUS=\(lastStatus)")
+        Self.notify("READY=1\nSTATUS=\(lastStatus)")
         let reporter = NIOLoopBound((self, status), eventLoop: loop)
         task = loop.scheduleRepeatedTask(initialDelay: .zero, delay: .nanoseconds(Int64(interval.nanoseconds))) { _ in
             let (this, status) = reporter.value
@@ -27,14 +29,20 @@ final class ServiceManagerStatus {
                 this.lastStatus = current
                 assignments.append("STATUS=\(current)")
             }
-            if !assignments.isEmpty { SystemdNotifier.notify(assignments.joined(separator: "\n")) }
+            if !assignments.isEmpty { Self.notify(assignments.joined(separator: "\n")) }
         }
         logger.debug("supervised by systemd; watchdog \(watchdog.map { "\($0)" } ?? "off")")
     }
 
     /// Says the daemon is stopping and stops the pings.
     func stop() {
-        SystemdNotifier.notify("STOPPING=1\nSTATUS=stopping")
+        Self.notify("STOPPING=1\nSTATUS=stopping")
         task?.cancel()
+    }
+
+    /// `sd_notify` with a descriptor free for its socket, even at the descriptor limit.
+    @discardableResult
+    private static func notify(_ assignments: String) -> Bool {
+        DescriptorReserve.shared.withReleased { SystemdNotifier.notify(assignments) }
     }
 }

@@ -7,7 +7,7 @@ import NIOCore
 import NIOPosix
 
 /// The listening socket: bound owner-only in a folder no one else can tamper with, or the
-/// one socket activation handed over; accepting backs off when out of file descriptors.
+/// one socket activation handed over; accepting pauses when out of file descriptors.
 /// It holds no state: the daemon keeps the channel it returns.
 enum SocketListener {
     /// Binds (or adopts) the socket and serves it; `pipeline` builds each connection's.
@@ -19,14 +19,14 @@ enum SocketListener {
         let bootstrap = ServerBootstrap(group: loop)
             .serverChannelOption(.backlog, value: 256)
             // Out of file descriptors (EMFILE), accept() fails at once and would be retried
-            // in a busy loop: back off instead, keep serving the connections already open,
+            // in a busy loop: pause accepting instead (AcceptPacing), keep serving the
+            // connections already open, refuse a caller by name with a reserve descriptor,
             // and say so once a minute at most.
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(shouldForwardIOErrorCaught: false) { error in
-                        acceptFailed(error)
-                        return .milliseconds(100)
-                    })
+                    // Taken now, while descriptors are free.
+                    _ = DescriptorReserve.shared
+                    try channel.pipeline.syncOperations.addHandler(AcceptPacing(pause: .milliseconds(100), reserve: DescriptorReserve(size: 1), failed: acceptFailed))
                 }
             }
             .childChannelOption(.writeBufferWaterMark, value: .init(low: ConnectionLimits.stopReadingAboveBytes / 2, high: ConnectionLimits.stopReadingAboveBytes))

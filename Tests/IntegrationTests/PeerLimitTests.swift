@@ -67,7 +67,10 @@ struct PeerLimitTests {
 
     @Test("1,100 idle connections under a 1,024-descriptor limit: new callers get an answer, the daemon idles, silent peers are closed at the hello deadline")
     func idleConnectionFlood() throws {
-        let h = try DaemonHarness(apps: [.test("alpha")], config: #"{"connections": {"firstMessageSeconds": 3}}"#)
+        // This process may take the user's whole allowance here (its share is the user's
+        // limit, nothing is kept), so the flood meets the per-user limit itself;
+        // ConnectionShareTests covers the shares that keep one process from doing so by default.
+        let h = try DaemonHarness(apps: [.test("alpha")], config: #"{"connections": {"firstMessageSeconds": 3, "maximumPerProcess": 256, "reservedForFirstConnections": 0}}"#)
         defer { h.stop() }
         #expect(try ChildProcess.run("prlimit", ["--pid", "\(h.daemonPID)", "--nofile=1024:1024"], environment: ProcessInfo.processInfo.environment, scratch: h.root, timeout: 10).status == 0)
         let limits = (try? String(contentsOfFile: "/proc/\(h.daemonPID)/limits", encoding: .utf8)) ?? ""
@@ -97,11 +100,14 @@ struct PeerLimitTests {
             sockets.append(fd)
         }
         #expect(sockets.count == 1100)
-        // A new caller is answered within a second: opened, or refused naming the limit.
+        // A new caller is answered within a second: opened, or refused naming the limit it
+        // met (the user's connections, or the daemon's descriptors while refused connections
+        // still hold theirs).
         let r = try h.lsopen("--json", "--timeout", "1", "alpha:during-flood", timeout: 10)
         if r.status != 0 {
             #expect(r.errorCode == "unavailable", "\(r.stdout) \(r.stderr)")
-            #expect((r.errorMessage ?? r.stderr).contains("connections.maximumPerUser"), "\(r.stdout) \(r.stderr)")
+            let message = r.errorMessage ?? r.stderr
+            #expect(message.contains("connections.maximumPerUser") || message.contains("LimitNOFILE"), "\(r.stdout) \(r.stderr)")
         }
         // The daemon is not spinning: under half a CPU over one second.
         let ticks = Self.cpuTicks(h.daemonPID)
@@ -131,7 +137,8 @@ struct PeerLimitTests {
 
     @Test("100 concurrent clients × 50 warm opens: none refused, none lost, none delivered twice")
     func hundredClients() throws {
-        let h = try DaemonHarness(apps: [.test("counter")])
+        // The 100 clients are threads of this one process: its share must hold them.
+        let h = try DaemonHarness(apps: [.test("counter")], config: #"{"connections": {"maximumPerProcess": 128}}"#)
         defer { h.stop() }
         #expect(try h.lsopen("counter:warm-up").status == 0)
         let failures = ResultBox()

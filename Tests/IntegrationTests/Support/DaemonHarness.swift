@@ -68,6 +68,8 @@ final class DaemonHarness: @unchecked Sendable {
     let daemonLog: String
     private var daemon: DaemonProcess?
     private var daemonArguments: [String] = []
+    /// Variables added to the daemon's environment (e.g. `NOTIFY_SOCKET`).
+    private let extraEnvironment: [String: String]
 
     /// Where `swift build` put the executables: `$LS_BIN_DIR`, else beside the test bundle.
     static let binDirectory: String = {
@@ -89,7 +91,8 @@ final class DaemonHarness: @unchecked Sendable {
         try BundleFiles.placeExecutable(binary(name), at: path)
     }
 
-    init(apps: [TestApp], config: String? = nil, extraArguments: [String] = []) throws {
+    init(apps: [TestApp], config: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
+        extraEnvironment = environment
         root = try TemporaryFolder(prefix: "lsit").path
         socket = root + "/socket"
         appsFolder = root + "/apps"
@@ -144,6 +147,7 @@ final class DaemonHarness: @unchecked Sendable {
         environment["XDG_CONFIG_HOME"] = root + "/config-home"
         environment["XDG_DATA_HOME"] = dataHome
         environment["LAUNCHSERVICES_SOCKET"] = socket
+        environment.merge(extraEnvironment) { $1 }
         return environment
     }
 
