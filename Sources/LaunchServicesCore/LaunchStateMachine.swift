@@ -73,6 +73,12 @@ public struct LaunchStateMachine: Sendable {
     }
 
     public func state(of app: String) -> AppState { apps[app]?.state ?? .notRunning }
+
+    /// Whether the phase begun for `app` under `token` is still running, so its deadline
+    /// still matters; the daemon drops the timers of phases that are over.
+    public func isRunning(app: String, phaseToken token: UInt64) -> Bool {
+        apps[app]?.inFlight.contains { $0.isCurrent(token) } ?? false
+    }
     public func pid(of app: String) -> Int32? { apps[app]?.pid }
 
     /// The apps that are not `notRunning`.
