@@ -8,7 +8,9 @@
 /// outstanding at once (a window, like a bus forwarding calls without waiting for each
 /// reply), because one open at a time caps an app at one open per daemon→app→daemon round
 /// trip. Later opens queue, served in turns by caller (`FairOpenQueue`). Opens for
-/// different apps proceed concurrently.
+/// different apps proceed concurrently. Each phase has a deadline; an open's `openURL`
+/// deadline runs from when the app can start on it (its delivery, or the answer to the open
+/// before it), so it measures the app, not the opens queued in front of it.
 public struct LaunchStateMachine: Sendable {
     /// Everything known about one app.
     public struct AppRecord: Sendable, Equatable {
