@@ -36,8 +36,9 @@ extension LaunchStateMachine {
             enforceLiveLimit(into: &actions)
         } else {
             var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, cold: false, launchState: launchState)
-            // The app has one deadline timer, for its oldest open: an open joining others in
-            // the window is timed from now, and its timer is armed when it becomes the oldest.
+            // The app has one deadline timer, for its oldest open. An open joining others in
+            // the window is not timed yet: the app handles frames one at a time, in order, so
+            // it starts on this one only once it has answered those before it.
             let oldest = record.inFlight.isEmpty
             apps[app] = record
             if !request.background { bringToFront(app, into: &actions) }
@@ -120,15 +121,19 @@ extension LaunchStateMachine {
     }
 
     /// The transaction sent under `token` is over: it leaves the window, the next oldest
-    /// open gets the deadline timer (what is left of its own deadline), and queued opens
-    /// fill the room.
+    /// open gets the deadline timer, and queued opens fill the room.
+    ///
+    /// The next oldest gets its whole deadline, from now: the app answers in order, so it
+    /// starts on that open only now. A deadline thus measures the app's progress — how long
+    /// it spends on one open — and never the time an open spent behind others in the window:
+    /// an app that answers each open within the deadline is not declared hung however many
+    /// are in flight, and one stuck in an open is still ended a deadline after it began it.
     mutating func finish(app: String, token: UInt64, now: UInt64, into actions: inout [Action]) {
         guard let index = apps[app]?.inFlight.firstIndex(where: { $0.phaseToken == token }) else { return }
         apps[app]?.inFlight.remove(at: index)
         // Not for opens already answered (quit, shutdown): their apps are on their way out.
         if index == 0, let oldest = apps[app]?.inFlight.first, !oldest.terminating, !oldest.replied {
-            let due = oldest.phaseStarted + Self.nanoseconds(deadlines[oldest.phase])
-            actions.append(.armDeadline(app: app, phase: oldest.phase, token: oldest.phaseToken, after: .nanoseconds(Int64(due > now ? due - now : 0))))
+            actions.append(.armDeadline(app: app, phase: oldest.phase, token: oldest.phaseToken, after: deadlines[oldest.phase]))
         }
         startNext(app: app, now: now, into: &actions)
         // An app left in the background by a background open starts its grace now.
@@ -144,11 +149,6 @@ extension LaunchStateMachine {
             guard let next = apps[app]?.queue.popNext() else { return }
             begin(next, app: app, now: now, into: &actions)
         }
-    }
-
-    static func nanoseconds(_ d: Duration) -> UInt64 {
-        let (s, atto) = d.components
-        return UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, atto)) / 1_000_000_000
     }
 
     static func format(_ d: Duration) -> String {

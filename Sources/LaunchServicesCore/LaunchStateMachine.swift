@@ -8,7 +8,9 @@
 /// outstanding at once (a window, like a bus forwarding calls without waiting for each
 /// reply), because one open at a time caps an app at one open per daemon→app→daemon round
 /// trip. Later opens queue, served in turns by caller (`FairOpenQueue`). Opens for
-/// different apps proceed concurrently.
+/// different apps proceed concurrently. Each phase has a deadline; an open's `openURL`
+/// deadline runs from when the app can start on it (its delivery, or the answer to the open
+/// before it), so it measures the app, not the opens queued in front of it.
 public struct LaunchStateMachine: Sendable {
     /// Everything known about one app.
     public struct AppRecord: Sendable, Equatable {
@@ -73,6 +75,12 @@ public struct LaunchStateMachine: Sendable {
     }
 
     public func state(of app: String) -> AppState { apps[app]?.state ?? .notRunning }
+
+    /// Whether the phase begun for `app` under `token` is still running, so its deadline
+    /// still matters; the daemon drops the timers of phases that are over.
+    public func isRunning(app: String, phaseToken token: UInt64) -> Bool {
+        apps[app]?.inFlight.contains { $0.isCurrent(token) } ?? false
+    }
     public func pid(of app: String) -> Int32? { apps[app]?.pid }
 
     /// The apps that are not `notRunning`.

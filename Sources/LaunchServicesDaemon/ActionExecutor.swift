@@ -10,6 +10,13 @@ import NIOCore
 /// frames to apps and callers through the connection table, deadline and grace timers on
 /// the loop, signals, and the outcome's log line. It decides nothing; what it learns while
 /// acting (a spawn failed, a timer fired) goes back as `Feedback` for the machine to decide.
+///
+/// Never re-entrant: an action list is carried out whole before anything it produced goes
+/// back to the machine. What acting learns waits in a queue drained after the list, oldest
+/// first, so the machine never runs again while one of its lists is half done (which once
+/// let a failed spawn's retry arm its launch timer before the failed launch's own arm,
+/// later in the same list, replaced it). Deadline timers are keyed by the phase token they
+/// guard, so no timer can replace or cancel another's.
 final class ActionExecutor {
     /// What acting produced, for the coordinator to hand to the machine.
     enum Feedback {
@@ -27,15 +34,27 @@ final class ActionExecutor {
     private let configuration: DaemonConfiguration
     private let supervisor: ProcessSupervisor
     private let connections: ConnectionTable
-    private var deadlineTasks: [String: Scheduled<Void>] = [:]
+    /// Deadline timers by the phase token they guard, and each app's tokens (to drop the
+    /// timers of phases that are over, and every timer of an app that exited).
+    private var deadlineTasks: [UInt64: Scheduled<Void>] = [:]
+    private var deadlineTokens: [String: [UInt64]] = [:]
+    /// What is left to do after the list being carried out: feedback for the machine, and
+    /// any list that arrived meanwhile. At most one feedback per action carried out.
+    private var pending = CircularBuffer<Pending>()
+    private var carryingOut = false
+    private var draining = false
     private var graceTasks: [String: Scheduled<Void>] = [:]
     private var quitTasks: [String: Scheduled<Void>] = [:]
     /// The opens owed an answer.
     var ledger = OpenLedger()
     /// The recent answers, for `lsctl history`.
     var history = OpenHistory()
-    /// Set by the coordinator: where feedback goes (to the machine, then back here).
+    /// Set by the coordinator: where feedback goes (to the machine, then back here). Called
+    /// only between action lists, never while one is being carried out.
     var feedback: (Feedback) -> Void = { _ in }
+    /// Set by the coordinator: whether the machine still runs the phase `token` began for an
+    /// app (its deadline still matters); timers of phases that are over are dropped early.
+    var phaseIsRunning: (String, UInt64) -> Bool = { _, _ in true }
     /// Set by the coordinator: the registered bundle of an app, to launch it.
     var bundle: (String) -> AppBundle? = { _ in nil }
     /// Set by the coordinator: builds the pipeline of a launched app's connection.
@@ -49,7 +68,48 @@ final class ActionExecutor {
         self.connections = connections
     }
 
+    private enum Pending {
+        case feedback(Feedback)
+        case actions([LaunchStateMachine.Action])
+    }
+
+    /// Carries out `actions`, then hands back, in order, what they produced (and what that
+    /// produced, and so on). Called while a list is being carried out (an event that arrived
+    /// inline, say a channel that closed as it was written to), the new list waits its turn.
     func perform(_ actions: [LaunchStateMachine.Action]) {
+        guard !carryingOut else {
+            pending.append(.actions(actions))
+            return
+        }
+        carryOut(actions)
+        drain()
+    }
+
+    /// Feedback goes to the machine once no list is being carried out: now, from a timer;
+    /// after the list, from an action.
+    private func report(_ feedback: Feedback) {
+        pending.append(.feedback(feedback))
+        drain()
+    }
+
+    /// Hands back what is pending, oldest first. Only the outermost call drains: a list the
+    /// machine returns for one feedback is carried out at once (no list is in progress then)
+    /// and its own feedback queues behind what is already waiting.
+    private func drain() {
+        guard !carryingOut, !draining else { return }
+        draining = true
+        defer { draining = false }
+        while let next = pending.popFirst() {
+            switch next {
+            case .feedback(let result): feedback(result)
+            case .actions(let actions): carryOut(actions)
+            }
+        }
+    }
+
+    private func carryOut(_ actions: [LaunchStateMachine.Action]) {
+        carryingOut = true
+        defer { carryingOut = false }
         for action in actions {
             switch action {
             case .spawn(let app):
@@ -61,10 +121,7 @@ final class ActionExecutor {
             case .notify(let app, let notification):
                 connections.send(Envelope(id: 0, .notify(notification)), toApp: app)
             case .armDeadline(let app, _, let token, let after):
-                deadlineTasks[app]?.cancel()
-                deadlineTasks[app] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
-                    feedback(.deadlinePassed(app: app, token: token))
-                }
+                armDeadline(app: app, token: token, after: after)
             case .reply(let token, let outcome):
                 reply(token: token, outcome)
             case .terminate(let app, let pid, let reason):
@@ -74,7 +131,7 @@ final class ActionExecutor {
                 graceTasks[app]?.cancel()
                 graceTasks[app] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
                     graceTasks[app] = nil
-                    feedback(.graceExpired(app: app, token: token))
+                    report(.graceExpired(app: app, token: token))
                 }
             case .suspend(let app, let pid):
                 logger.info("suspending \(app) (pid \(pid)): in the background for \(configuration.background.suspendAfter.map { "\($0)" } ?? "?")", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
@@ -92,15 +149,37 @@ final class ActionExecutor {
                 quitTasks[app]?.cancel()
                 quitTasks[app] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
                     quitTasks[app] = nil
-                    feedback(.quitStepExpired(app: app, token: token))
+                    report(.quitStepExpired(app: app, token: token))
                 }
             }
         }
     }
 
+    /// Arms the deadline of the phase begun under `token`. The app's other timers stay,
+    /// except those of phases the machine has finished (one per answered open would
+    /// otherwise linger until it fires): the machine keeps one deadline per app running.
+    private func armDeadline(app: String, token: UInt64, after: Duration) {
+        var tokens = deadlineTokens[app] ?? []
+        tokens.removeAll { old in
+            guard old == token || !phaseIsRunning(app, old) else { return false }
+            deadlineTasks.removeValue(forKey: old)?.cancel()
+            return true
+        }
+        tokens.append(token)
+        deadlineTokens[app] = tokens
+        deadlineTasks[token] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+            deadlineTasks[token] = nil
+            deadlineTokens[app]?.removeAll { $0 == token }
+            if deadlineTokens[app]?.isEmpty == true { deadlineTokens[app] = nil }
+            report(.deadlinePassed(app: app, token: token))
+        }
+    }
+
     /// Stops the timers of an app that exited.
     func forget(_ app: String) {
-        deadlineTasks.removeValue(forKey: app)?.cancel()
+        for token in deadlineTokens.removeValue(forKey: app) ?? [] {
+            deadlineTasks.removeValue(forKey: token)?.cancel()
+        }
         graceTasks.removeValue(forKey: app)?.cancel()
         quitTasks.removeValue(forKey: app)?.cancel()
     }
@@ -126,7 +205,7 @@ final class ActionExecutor {
 
     private func spawn(_ app: String) {
         guard let bundle = bundle(app) else {
-            feedback(.spawnFailed(app: app, reason: "it is no longer registered"))
+            report(.spawnFailed(app: app, reason: "it is no longer registered"))
             return
         }
         let process: any LaunchedProcess
@@ -134,10 +213,10 @@ final class ActionExecutor {
             process = try supervisor.launch(bundle)
         } catch {
             logger.error("launch failed: \(error)", metadata: ["bundle_id": "\(app)", "phase": "launch", "outcome": "launchFailed"])
-            feedback(.spawnFailed(app: app, reason: error.description))
+            report(.spawnFailed(app: app, reason: error.description))
             return
         }
-        feedback(.spawned(app: app, pid: process.pid))
+        report(.spawned(app: app, pid: process.pid))
         logger.debug("spawned \(app) (pid \(process.pid))", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])
         let pipeline = appPipeline
         process.connect(on: loop) { channel in pipeline(channel, app) }
@@ -161,7 +240,7 @@ final class ActionExecutor {
         answered.totalNanoseconds = now >= entry.received ? now - entry.received : 0
         history.record(source: entry.source, scheme: entry.scheme, answered)
         connections.send(Envelope(id: entry.id, .openResult(answered)), to: entry.connection)
-        feedback(.answered(entry.connection))
+        report(.answered(entry.connection))
     }
 
     private func log(_ outcome: OpenOutcome, _ entry: OpenLedger.Entry?) {

@@ -85,6 +85,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         supervisor = ProcessSupervisor(loop: loop, launcher: launcher, logger: logger)
         executor = ActionExecutor(loop: loop, logger: logger, configuration: configuration, supervisor: supervisor, connections: connections)
         executor.feedback = { [unowned self] in handle($0) }
+        executor.phaseIsRunning = { [unowned self] in machine.isRunning(app: $0, phaseToken: $1) }
         executor.bundle = { [unowned self] in registry.apps[$0] }
         executor.appPipeline = { [unowned self] channel, app in installPipeline(on: channel, kind: .app(app)) }
         supervisor.exited = { [unowned self] in processExited($0, status: $1) }
@@ -185,13 +186,17 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         executor.perform(actions)
     }
 
-    /// What the executor learned while acting, handed to the machine.
+    /// What the executor learned while acting, handed to the machine. The executor calls it
+    /// only once the action list that produced it is done, never from inside one; what the
+    /// machine then returns is carried out at once. Whatever it sends is flushed here, since
+    /// the event that started the list may have flushed already.
     private func handle(_ feedback: ActionExecutor.Feedback) {
         switch feedback {
         case .spawned(let app, let pid):
             perform(machine.spawned(app: app, pid: pid))
         case .spawnFailed(let app, let reason):
             perform(machine.spawnFailed(app: app, reason: reason, now: now))
+            flushPending()
         case .deadlinePassed(let app, let token):
             perform(machine.deadlinePassed(app: app, token: token, now: now))
             flushPending()

@@ -2,8 +2,9 @@ import LaunchServicesCore
 import Testing
 
 /// Several opens in flight to one launched app (`maximumOpensInFlight`): each event in, the
-/// exact actions out. The app has one deadline timer, for its oldest open; every open is
-/// still answered once, with its own outcome.
+/// exact actions out. The app has one deadline timer, for its oldest open, which gets its
+/// whole deadline once the open before it is answered; every open is still answered once,
+/// with its own outcome.
 @Suite("Open window: several opens in flight to one app, exact actions")
 struct OpenWindowTests {
     typealias Action = LaunchStateMachine.Action
@@ -60,11 +61,12 @@ struct OpenWindowTests {
         #expect(m.apps["a"]?.pendingOpens == 4)
         #expect(m.waitingRequests == [10, 11, 12, 13])
 
-        // The oldest answered: its caller hears it, the timer moves to the next oldest (what
-        // is left of its own 3 s), and the queued open takes the free place.
+        // The oldest answered: its caller hears it, the timer moves to the next oldest (its
+        // whole 3 s, from now: the app starts on it only now), and the queued open takes the
+        // free place.
         #expect(m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: 1_000) == [
             opened(10, 900),
-            .armDeadline(app: "a", phase: .openURL, token: 6, after: .nanoseconds(Int64(3 * Self.second + 110 - 1_000))),
+            .armDeadline(app: "a", phase: .openURL, token: 6, after: .seconds(3)),
             .deliver(app: "a", token: 8, request: request(13)),
         ])
         // Answered out of order: only that caller hears, the timer stays where it is.
@@ -75,7 +77,7 @@ struct OpenWindowTests {
         #expect(m.phaseCompleted(app: "a", token: 7, accepted: true, method: .open, now: 1_150).isEmpty, "answered once")
         #expect(m.phaseCompleted(app: "a", token: 6, accepted: true, method: .open, now: 1_200) == [
             opened(11, 1_090),
-            .armDeadline(app: "a", phase: .openURL, token: 8, after: .nanoseconds(Int64(3 * Self.second + 1_000 - 1_200))),
+            .armDeadline(app: "a", phase: .openURL, token: 8, after: .seconds(3)),
         ])
         #expect(m.phaseCompleted(app: "a", token: 8, accepted: true, method: .open, now: 1_300) == [opened(13, 300)])
         #expect(m.apps["a"]?.pendingOpens == 0)
@@ -111,12 +113,13 @@ struct OpenWindowTests {
     func hangInWindow() {
         var m = windowFull()
         _ = m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: 1_000)
-        // Now 11, 12 and 13 (token 8, sent at 1,000) are in flight; 11's deadline passes.
-        let at = 3 * Self.second + 110
+        // Now 11, 12 and 13 (token 8, sent at 1,000) are in flight; 11's deadline, 3 s from
+        // the answer to 10, passes.
+        let at = 3 * Self.second + 1_000
         let behind = "a was terminated before it answered this open: it did not finish openURL of another open within 3 s"
         #expect(m.deadlinePassed(app: "a", token: 6, now: at) == [
             .reply(requestToken: 11, .failure(OpenError(.timeout, phase: .openURL, "a did not finish openURL within 3 s; it was terminated"),
-                                              app: "a", timings: [PhaseTiming(phase: .openURL, nanoseconds: 3 * Self.second)], launchState: .hot)),
+                                              app: "a", timings: [PhaseTiming(phase: .openURL, nanoseconds: at - 110)], launchState: .hot)),
             .reply(requestToken: 12, .failure(OpenError(.timeout, phase: .openURL, behind),
                                               app: "a", timings: [PhaseTiming(phase: .openURL, nanoseconds: at - 120)], launchState: .hot)),
             .reply(requestToken: 13, .failure(OpenError(.timeout, phase: .openURL, behind),
@@ -158,7 +161,7 @@ struct OpenWindowTests {
         #expect(m.waitingRequests == [10, 11, 20, 12, 13, 14])
         #expect(m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: 100) == [
             opened(10, 90),
-            .armDeadline(app: "a", phase: .openURL, token: 6, after: .nanoseconds(Int64(3 * Self.second + 11 - 100))),
+            .armDeadline(app: "a", phase: .openURL, token: 6, after: .seconds(3)),
             .deliver(app: "a", token: 7, request: request(20, caller: 2)),
         ])
     }
@@ -219,5 +222,97 @@ struct OpenWindowTests {
         _ = m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: 30 * Self.second + 1)
         _ = m.phaseCompleted(app: "a", token: 6, accepted: true, method: .open, now: 30 * Self.second + 2)
         #expect(m.graceExpired(app: "a", token: grace + 2, now: 60 * Self.second) == [.suspend(app: "a", pid: 42)])
+    }
+}
+
+/// A flood: many more opens than the window to an app that handles them one at a time. Each
+/// open's deadline measures the app's progress on it, from when the app could start on it —
+/// its delivery, or the answer to the open before it, whichever is later — not the time it
+/// spent behind the others.
+extension OpenWindowTests {
+    static let floodDeadlines = PhaseDeadlines(launch: .seconds(10), willFinishLaunching: .seconds(5), didFinishLaunching: .seconds(5), openURL: .seconds(2))
+
+    /// `a` launched as in `launched()` (tokens 1–4, answered at 40), with a 2 s `openURL`
+    /// deadline and a window of 16; then 40 opens from 4 callers in turn, at 100 + n.
+    /// Returns the machine and the phase token each open was delivered under (by request
+    /// token 1000 + n), the first 16 at once.
+    func flooded() -> (LaunchStateMachine, [UInt64: UInt64]) {
+        var m = LaunchStateMachine(deadlines: Self.floodDeadlines, maximumOpensInFlight: 16)
+        _ = m.open(request(1), app: "a", now: 0)
+        m.spawned(app: "a", pid: 42)
+        _ = m.checkedIn(app: "a", now: 10)
+        _ = m.phaseCompleted(app: "a", token: 2, accepted: true, now: 20)
+        _ = m.phaseCompleted(app: "a", token: 3, accepted: true, now: 30)
+        _ = m.phaseCompleted(app: "a", token: 4, accepted: true, method: .open, now: 40)
+        var delivered: [UInt64: UInt64] = [:]
+        for n in 0..<40 as Range<UInt64> {
+            let actions = m.open(request(1000 + n, caller: n % 4), app: "a", now: 100 + n)
+            for case .deliver(_, let token, let request) in actions { delivered[request.token] = token }
+        }
+        return (m, delivered)
+    }
+
+    @Test("40 opens from 4 callers, the app answering each 0.4 s after the one before (2 s deadline, window 16): each answer arms the next open's full 2 s and sends the next queued one; none times out")
+    func floodOfSlowOpens() throws {
+        var (m, delivered) = flooded()
+        #expect(delivered.count == 16, "a full window")
+        #expect(m.apps["a"]?.opensInFlight == 16)
+        #expect(m.apps["a"]?.pendingOpens == 40)
+        // The callers took turns and each kept its order, so the opens run in the order sent.
+        var nextToken: UInt64 = 5 + 16
+        var sentAt = Dictionary(uniqueKeysWithValues: (0..<16 as Range<UInt64>).map { (1000 + $0, 100 + $0) })
+        var armed = (token: try #require(delivered[1000]), due: 100 + 2 * Self.second)
+        for n in 0..<40 as Range<UInt64> {
+            let now = 100 + (n + 1) * 400_000_000
+            let token = try #require(delivered[1000 + n])
+            // The app answers in order: open n is the oldest, and its deadline is the one armed.
+            #expect(armed.token == token)
+            #expect(now < armed.due, "open \(n)'s deadline would have passed before its answer")
+            var expected: [Action] = [.reply(requestToken: 1000 + n, OpenOutcome(app: "a", launched: false, method: .open, timings: [PhaseTiming(phase: .openURL, nanoseconds: now - sentAt[1000 + n]!)], launchState: .hot))]
+            if n + 1 < 40 {
+                let next = try #require(delivered[1000 + n + 1])
+                expected.append(.armDeadline(app: "a", phase: .openURL, token: next, after: .seconds(2)))
+                armed = (next, now + 2 * Self.second)
+            }
+            if n + 16 < 40 {
+                expected.append(.deliver(app: "a", token: nextToken, request: request(1000 + n + 16, caller: (n + 16) % 4)))
+                delivered[1000 + n + 16] = nextToken
+                sentAt[1000 + n + 16] = now
+                nextToken += 1
+            }
+            #expect(m.phaseCompleted(app: "a", token: token, accepted: true, method: .open, now: now) == expected, "open \(n)")
+        }
+        #expect(m.apps["a"]?.pendingOpens == 0)
+        #expect(m.state(of: "a") == .active)
+    }
+
+    @Test("the same flood, the app hung in its 6th open: its deadline, 2 s after the 5th was answered, ends the app; every open in flight hears timeout; the queued ones wait for the exit and launch a fresh copy")
+    func floodHangs() throws {
+        var (m, delivered) = flooded()
+        for n in 0..<5 as Range<UInt64> {
+            _ = m.phaseCompleted(app: "a", token: try #require(delivered[1000 + n]), accepted: true, method: .open, now: 100 + (n + 1) * 400_000_000)
+        }
+        #expect(m.apps["a"]?.opensInFlight == 16)
+        #expect(m.apps["a"]?.pendingOpens == 35)
+        let fifth = 100 + 5 * 400_000_000 as UInt64
+        let hung = try #require(delivered[1005])
+        #expect(m.isRunning(app: "a", phaseToken: hung))
+        #expect(!m.isRunning(app: "a", phaseToken: try #require(delivered[1004])), "answered: its phase is over")
+        let at = fifth + 2 * Self.second
+        let actions = m.deadlinePassed(app: "a", token: hung, now: at)
+        let behind = "a was terminated before it answered this open: it did not finish openURL of another open within 2 s"
+        var expected: [Action] = [.reply(requestToken: 1005, .failure(OpenError(.timeout, phase: .openURL, "a did not finish openURL within 2 s; it was terminated"),
+                                                                      app: "a", timings: [PhaseTiming(phase: .openURL, nanoseconds: at - 105)], launchState: .hot))]
+        for n in 6..<21 as Range<UInt64> {
+            let sent = n < 16 ? 100 + n : 100 + (n - 15) * 400_000_000
+            expected.append(.reply(requestToken: 1000 + n, .failure(OpenError(.timeout, phase: .openURL, behind), app: "a", timings: [PhaseTiming(phase: .openURL, nanoseconds: at - sent)], launchState: .hot)))
+        }
+        expected.append(.terminate(app: "a", pid: 42, reason: .missedDeadline(.openURL)))
+        #expect(actions == expected)
+        #expect(!m.isRunning(app: "a", phaseToken: hung), "being killed: a late answer or timer is ignored")
+        #expect(m.apps["a"]?.pendingOpens == 35, "16 waiting for the exit, 19 queued")
+        #expect(m.waitingRequests == (21..<40).map { 1000 + $0 })
+        let relaunch = m.exited(app: "a", status: .signaled(9), now: at + 1)
+        #expect(relaunch == [.spawn(app: "a"), .armDeadline(app: "a", phase: .launch, token: 5 + 16 + 5, after: .seconds(10))])
     }
 }

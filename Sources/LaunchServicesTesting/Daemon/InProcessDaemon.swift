@@ -65,6 +65,13 @@ public final class InProcessDaemon {
         if let running = self.app(app), running.isAlive { running.behaviour = behaviour }
     }
 
+    /// Makes the next launch of `app` fail with `reason` (a missing executable, say); the
+    /// launches after it succeed again. Called repeatedly, fails that many launches in turn.
+    /// (`SimulatedBehaviour.launchFailure` fails every launch.)
+    public func failNextLaunch(of app: String, reason: String) {
+        launcher.failures[app, default: []].append(reason)
+    }
+
     /// The latest process of `app`, alive or not.
     public func app(_ id: String) -> SimulatedApp? {
         launcher.launched.last { $0.bundleID == id }

@@ -26,6 +26,9 @@ public struct SimulatedBehaviour: Sendable, Equatable {
     public var open: Answer = .accept
     /// Answers for particular URLs, in place of `open` (an app that hangs on one URL only).
     public var openByURL: [String: Answer] = [:]
+    /// How long each open takes before the app answers it. Like the real runtime, the app
+    /// handles one frame at a time: frames sent meanwhile wait until it has answered.
+    public var openDelay: TimeAmount = .zero
     /// The URL method the app implements; `.none` counts as opened with no method.
     public var method: DeliveryMethod = .open
     /// Whether it says hello on its connection once started.
@@ -60,6 +63,8 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
     /// Stuck in a delegate method (a `.hang` answer): like the real runtime, which handles
     /// one frame at a time, it reads nothing more.
     public private(set) var isHung = false
+    /// Busy with a slow open (`openDelay`): it reads nothing more until it has answered.
+    public private(set) var isBusy = false
     public private(set) var exitStatus: ExitStatus?
     private let loop: EmbeddedEventLoop
     private var channel: EmbeddedChannel?
@@ -140,10 +145,17 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
             frames.append(buffer)
             progressed = true
         }
-        while isAlive, !isSuspended, !isHung, let envelope = frames.next() {
+        return handleFrames() || progressed
+    }
+
+    /// Answers the frames read, one at a time, until it must wait; true if it handled any.
+    private func handleFrames() -> Bool {
+        var handled = false
+        while isAlive, !isSuspended, !isHung, !isBusy, let envelope = frames.next() {
             answer(envelope)
+            handled = true
         }
-        return progressed
+        return handled
     }
 
     private func answer(_ envelope: Envelope) {
@@ -153,7 +165,19 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
             respond(phase == .willFinishLaunching ? behaviour.willFinishLaunching : behaviour.didFinishLaunching, id: envelope.id, method: nil)
         case .deliver(let delivery):
             events.append(.delivered(url: delivery.url, sourceApplication: delivery.sourceApplication))
-            respond(behaviour.openByURL[delivery.url] ?? behaviour.open, id: envelope.id, method: behaviour.method)
+            let answer = behaviour.openByURL[delivery.url] ?? behaviour.open
+            guard behaviour.openDelay > .zero else {
+                respond(answer, id: envelope.id, method: behaviour.method)
+                return
+            }
+            isBusy = true
+            let method = behaviour.method
+            loop.scheduleTask(in: behaviour.openDelay) { [self] in
+                isBusy = false
+                guard isAlive else { return }
+                respond(answer, id: envelope.id, method: method)
+                _ = handleFrames()
+            }
         case .notify(let notification):
             events.append(.notified(notification))
         default:

@@ -12,6 +12,9 @@ final class SimulatedLauncher: AppLaunching, @unchecked Sendable {
     var behaviours: [String: SimulatedBehaviour] = [:]
     /// Every app launched, oldest first (a relaunch is a new one).
     private(set) var launched: [SimulatedApp] = []
+    /// Launches that are to fail once each, by app, before its launches succeed again: the
+    /// failure's text, oldest first.
+    var failures: [String: [String]] = [:]
 
     init(loop: EmbeddedEventLoop) {
         self.loop = loop
@@ -19,6 +22,11 @@ final class SimulatedLauncher: AppLaunching, @unchecked Sendable {
 
     package func launch(_ bundle: AppBundle) throws(AppLauncher.SpawnError) -> any LaunchedProcess {
         let behaviour = behaviours[bundle.id] ?? SimulatedBehaviour()
+        if var once = failures[bundle.id], !once.isEmpty {
+            let failure = once.removeFirst()
+            failures[bundle.id] = once.isEmpty ? nil : once
+            throw AppLauncher.SpawnError(description: failure)
+        }
         if let failure = behaviour.launchFailure {
             throw AppLauncher.SpawnError(description: failure)
         }
