@@ -79,6 +79,12 @@ extension LaunchServicesDaemon {
         if let changed = result.changed, pasteboardStore != nil {
             return .success(.afterSaving(changed, previous: previous, .pasteboardResult(result.snapshot)))
         }
+        // A state folder whose pasteboard.sqlite could not be opened: a kept pasteboard
+        // would silently not be kept, so the copy is refused by name instead.
+        if let changed = result.changed, changed.persistent, !changed.items.isEmpty, stateFolder != nil {
+            pasteboards.restore(previous, named: changed.name)
+            return .failure(OpenError(.unavailable, "pasteboard '\(changed.name)' cannot be kept: \(storageProblems.first ?? "pasteboard.sqlite is not open"); copy it without --persistent"))
+        }
         return .success(.now(.pasteboardResult(result.snapshot)))
     }
 
@@ -89,9 +95,13 @@ extension LaunchServicesDaemon {
         let finish = NIOLoopBound((self, done), eventLoop: loop)
         pasteboardTraffic.saver.async {
             let failure: Error?
-            do { try store.record(board); failure = nil } catch { failure = error }
-            finish.eventLoop.execute {
+            var notErased: StorageError?
+            do { notErased = try store.record(board); failure = nil } catch { failure = error }
+            finish.eventLoop.execute { [notErased] in
                 let (daemon, done) = finish.value
+                if let notErased {
+                    daemon.logger.warning("pasteboard '\(board.name)' was saved, but its earlier protected items may stay in \(store.file)-wal until the next checkpoint: \(notErased)")
+                }
                 guard let failure else { return done(message) }
                 daemon.pasteboards.restore(previous, named: board.name)
                 daemon.logger.error("could not save pasteboard '\(board.name)': \(failure)")
@@ -236,7 +246,7 @@ extension LaunchServicesDaemon {
         for board in pasteboards.expireAll(now: unixNow) {
             logger.info("pasteboard '\(board.name)' expired")
             if let store = pasteboardStore {
-                pasteboardTraffic.saver.async { try? store.record(board) }
+                pasteboardTraffic.saver.async { _ = try? store.record(board) }
             }
         }
     }

@@ -27,11 +27,22 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// syslog identifier), or the folder holding `ID.log` files. Absent for an app asking,
     /// and from daemons before it.
     public var appLogs: String?
+    /// State databases found damaged at this start and set aside (each kept unchanged
+    /// under a new name, a new one started). Absent when none, for an app asking, and
+    /// from daemons before it.
+    public var damagedDatabases: [DamagedDatabaseReport]?
+    /// What the daemon cannot keep right now, each a sentence (e.g. persistent pasteboards,
+    /// when `pasteboard.sqlite` could not be opened). Absent when none, for an app asking,
+    /// and from daemons before it.
+    public var storageProblems: [String]?
 
     public init(version: String, pid: Int32, socket: String, uptimeSeconds: Double, appsRegistered: Int, schemesRegistered: Int,
                 appsRunning: Int, appsSuspended: Int, opensServed: Int, pasteboards: Int, persistentPasteboards: Int,
-                frontmost: String?, appsFolders: [String], refusedBundles: [String], appLogs: String? = nil) {
+                frontmost: String?, appsFolders: [String], refusedBundles: [String], appLogs: String? = nil,
+                damagedDatabases: [DamagedDatabaseReport]? = nil, storageProblems: [String]? = nil) {
         self.appLogs = appLogs
+        self.damagedDatabases = damagedDatabases
+        self.storageProblems = storageProblems
         self.version = version
         self.pid = pid
         self.socket = socket
@@ -46,6 +57,29 @@ public struct StatusReport: Codable, Sendable, Equatable {
         self.frontmost = frontmost
         self.appsFolders = appsFolders
         self.refusedBundles = refusedBundles
+    }
+}
+
+/// A state database found damaged when the daemon started (`status`): set aside unchanged,
+/// its `-wal`/`-shm` beside it as `KEPT-wal`/`KEPT-shm`, and replaced by a new one.
+public struct DamagedDatabaseReport: Codable, Sendable, Equatable {
+    /// Where it was (and where the new one is), e.g. `…/launchservices/registry.sqlite`.
+    public var file: String
+    /// Where it is now, e.g. `…/registry.sqlite.damaged-20261125T102533Z`.
+    public var keptAs: String
+    /// What SQLite found wrong.
+    public var reason: String
+    /// What the new file does not have, as far as the damaged one could be read.
+    public var lost: String
+    /// When it was set aside, ISO-8601 UTC with milliseconds.
+    public var time: String
+
+    public init(file: String, keptAs: String, reason: String, lost: String, time: String) {
+        self.file = file
+        self.keptAs = keptAs
+        self.reason = reason
+        self.lost = lost
+        self.time = time
     }
 }
 
