@@ -1,4 +1,5 @@
 import Foundation
+import LaunchServicesClient
 import LaunchServicesTesting
 import Testing
 
@@ -55,6 +56,65 @@ struct StorageFailureTests {
         #expect(again.status == 0, "\(again.stderr)")
         try h.restart(signal: SIGKILL)
         #expect(try h.lsctl("apps", "--json").stdout.contains("test.manual"), "the registration made after the failure was saved")
+    }
+
+    /// Whether a test may mount a small tmpfs (root, with mount allowed): a disk of a chosen size.
+    static let tmpfsWorks: Bool = {
+        guard getuid() == 0, let folder = try? TemporaryFolder(prefix: "lstmpfs") else { return false }
+        defer { folder.remove() }
+        guard (try? mount(size: "64k", at: folder.path)) == true else { return false }
+        _ = try? umount(folder.path)
+        return true
+    }()
+
+    static func mount(size: String, at path: String) throws -> Bool {
+        try ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", path], scratch: NSTemporaryDirectory(), timeout: 10).status == 0
+    }
+
+    @discardableResult
+    static func umount(_ path: String) throws -> Bool {
+        try ChildProcess.run("/bin/umount", [path], scratch: NSTemporaryDirectory(), timeout: 10).status == 0
+    }
+
+    /// Bytes used and bytes available on the file system holding `path`.
+    static func space(_ path: String) throws -> (used: Int, available: Int) {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { throw HarnessError("statvfs \(path): \(String(cString: strerror(errno)))") }
+        return (Int(info.f_blocks - info.f_bfree) * Int(info.f_frsize), Int(info.f_bavail) * Int(info.f_frsize))
+    }
+
+    @Test("a first start on a nearly full disk needs no more room than the files it creates: no VACUUM of a new database",
+          .enabled(if: tmpfsWorks, "needs root and mount -t tmpfs (a small disk of a known size)"))
+    func firstStartOnNearlyFullDisk() throws {
+        let folder = try TemporaryFolder(prefix: "lsfull")
+        defer { folder.remove() }
+        let disk = folder.path + "/disk"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: folder.path + "/apps", withIntermediateDirectories: true)
+        try #require(try Self.mount(size: "8m", at: disk))
+        defer { _ = try? Self.umount(disk) }
+        func start(_ name: String) throws -> DaemonProcess {
+            try DaemonProcess(executable: DaemonHarness.binary("launchservicesd"), socket: folder.path + "/\(name).socket",
+                              arguments: ["--apps", folder.path + "/apps", "--state", disk + "/\(name)"], log: folder.path + "/\(name).log")
+        }
+        // What a first start writes, measured with room to spare: everything is written
+        // before the daemon serves its socket.
+        let empty = try Self.space(disk).used
+        let measured = try start("roomy")
+        let needed = try Self.space(disk).used - empty
+        measured.stop()
+        try FileManager.default.removeItem(atPath: disk + "/roomy")
+        // The same start with that much room and 8 KiB more.
+        let filler = try Self.space(disk).available - needed - 8192
+        try #require(filler > 0)
+        try Data(count: filler).write(to: URL(fileURLWithPath: disk + "/filler"))
+        let left = try Self.space(disk).available
+        try #require(left < needed + 64 * 1024, "the disk is nearly full: \(left) bytes left, \(needed) needed")
+        let tight = try start("tight")
+        defer { tight.stop() }
+        let client = try LaunchServicesClient(socketPath: folder.path + "/tight.socket", program: "storage-tests")
+        defer { client.close() }
+        #expect(try client.query(.status).contains("\"appsRegistered\""), "the daemon started and serves: \(tight.output)")
     }
 
     /// Whether `marker` is in any of a database's files (the file, its log, its shared memory).
