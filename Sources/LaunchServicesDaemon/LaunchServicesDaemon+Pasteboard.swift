@@ -71,6 +71,11 @@ extension LaunchServicesDaemon {
             logger.info("pasteboard \(request.operation.rawValue) refused: \(error.message)", metadata: ["peer": "\(connection.identity)"])
             return .failure(OpenError(error.code, error.message))
         }
+        // A state folder whose pasteboard.sqlite could not be opened: a kept pasteboard
+        // would silently not be kept, so the copy is refused by name and changes nothing.
+        if let changed = result.changed, changed.persistent, !changed.items.isEmpty, pasteboardStore == nil, stateFolder != nil {
+            return .failure(OpenError(.unavailable, "pasteboard '\(changed.name)' cannot be kept: \(storageProblems.first ?? "pasteboard.sqlite is not open"); copy it without --persistent"))
+        }
         let previous = pasteboards.boards[result.snapshot.name]
         pasteboards = next
         if request.operation != .paste {
@@ -78,12 +83,6 @@ extension LaunchServicesDaemon {
         }
         if let changed = result.changed, pasteboardStore != nil {
             return .success(.afterSaving(changed, previous: previous, .pasteboardResult(result.snapshot)))
-        }
-        // A state folder whose pasteboard.sqlite could not be opened: a kept pasteboard
-        // would silently not be kept, so the copy is refused by name instead.
-        if let changed = result.changed, changed.persistent, !changed.items.isEmpty, stateFolder != nil {
-            pasteboards.restore(previous, named: changed.name)
-            return .failure(OpenError(.unavailable, "pasteboard '\(changed.name)' cannot be kept: \(storageProblems.first ?? "pasteboard.sqlite is not open"); copy it without --persistent"))
         }
         return .success(.now(.pasteboardResult(result.snapshot)))
     }

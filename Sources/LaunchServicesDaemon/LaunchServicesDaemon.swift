@@ -129,7 +129,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
                 savedPasteboards = try store.load()
                 pasteboardStore = store
             } catch {
-                problems.append("persistent pasteboards are not kept: \(error); pasteboards live in memory only until the file can be used again (restart the daemon once it is fixed)")
+                problems.append("persistent pasteboards are not kept until launchservicesd restarts with a usable file: \(error)")
             }
         }
         for damage in damaged {

@@ -40,7 +40,7 @@ public struct StorageError: Error, CustomStringConvertible {
         if systemErrno != 0 { parts.append(String(cString: strerror(systemErrno))) }
         let hint: String
         switch code & 0xFF {
-        case 10, 13, 8: hint = "; is the disk full or read-only, or the file made unwritable (ls -l, lsattr)?"   // IOERR, FULL, READONLY
+        case 10, 13, 8: hint = "; check the file (ls -l, lsattr: not unwritable or immutable) and that its disk is neither full nor read-only"   // IOERR, FULL, READONLY
         case 5, 6: hint = "; another connection has the file open (another process, such as an sqlite3 shell: close it)"   // BUSY, LOCKED
         default: hint = ""
         }

@@ -114,4 +114,45 @@ struct DamagedDatabaseTests {
         let after = try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.hasPrefix(file + ".damaged-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
         #expect(after == kept, "\(after)")
     }
+
+    @Test("a pasteboard database that cannot be opened (not damage) is left alone: the daemon serves, persistent copies are refused by name")
+    func unopenablePasteboardDatabase() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        let file = h.root + "/state/pasteboard.sqlite"
+        try h.restart(signal: SIGTERM, within: 5) {
+            // A folder where the file should be: SQLite cannot open it, and it is not a damaged database.
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+            try FileManager.default.createDirectory(atPath: file + "/not-a-database", withIntermediateDirectories: true)
+        }
+        #expect(try h.lsopen("alpha:served").status == 0)
+        let problems = try h.lsctl("status", "--json").json?["storageProblems"] as? [String] ?? []
+        #expect(problems.count == 1 && problems.first?.contains(file) == true, "\(problems)")
+        #expect(try h.lsctl("status").stdout.contains(file))
+        let refused = try h.lsctl("pasteboard", "copy", "--name", "kept", "--persistent", "--text", "x")
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("cannot be kept") && refused.stderr.contains(file), "\(refused.stderr)")
+        #expect(try h.lsctl("pasteboard", "paste", "--name", "kept").status != 0, "the refused copy changed nothing")
+        #expect(try h.lsctl("pasteboard", "copy", "--name", "memory", "--text", "y").status == 0, "pasteboards in memory work")
+        #expect(FileManager.default.fileExists(atPath: file + "/not-a-database"), "what is there is left alone")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: h.root + "/state").allSatisfy { !$0.contains(".damaged-") })
+    }
+
+    @Test("a registry that cannot be opened (not damage) stops the start with the file named, and is left alone")
+    func unopenableRegistry() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        let state = h.root + "/state"
+        let file = state + "/registry.sqlite"
+        kill(h.daemonPID, SIGTERM)
+        try h.eventually("the daemon stops") { !isAlive(h.daemonPID) }
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+        try FileManager.default.createDirectory(atPath: file + "/not-a-database", withIntermediateDirectories: true)
+        let refused = try ChildProcess.run(DaemonHarness.binary("launchservicesd"), ["--socket", h.socket, "--apps", h.appsFolder, "--state", state],
+                                           scratch: h.root, timeout: 20)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("cannot check \(file)"), "\(refused.stderr)")
+        #expect(FileManager.default.fileExists(atPath: file + "/not-a-database"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state).allSatisfy { !$0.contains(".damaged-") })
+    }
 }
