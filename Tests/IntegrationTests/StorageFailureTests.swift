@@ -100,9 +100,12 @@ struct StorageFailureTests {
         // What a first start writes, measured with room to spare: everything is written
         // before the daemon serves its socket.
         let empty = try Self.space(disk).used
-        let measured = try start("roomy")
-        let needed = try Self.space(disk).used - empty
-        measured.stop()
+        let needed: Int
+        do {
+            let measured = try start("roomy")
+            defer { measured.stop() }
+            needed = try Self.space(disk).used - empty
+        }
         try FileManager.default.removeItem(atPath: disk + "/roomy")
         // The same start with that much room and 8 KiB more.
         let filler = try Self.space(disk).available - needed - 8192
