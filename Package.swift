@@ -70,6 +70,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the read-only check of a database before GRDB opens it
+                // (a VFS without locks, which GRDB's open cannot choose).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         .executableTarget(

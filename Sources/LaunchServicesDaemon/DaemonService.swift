@@ -1,9 +1,11 @@
 import Logging
 import ServiceLifecycle
 
-/// The daemon as a swift-service-lifecycle `Service`: load, bind, serve until the group
-/// shuts down gracefully (SIGTERM/SIGINT), then stop. Under systemd it reports readiness
-/// only once the registry is loaded and the socket served.
+/// The daemon as a swift-service-lifecycle `Service`: take the state folder and load
+/// (`loadRegistry`: the folder's lock, then the served-socket check, then the databases and
+/// the apps folders), bind, serve until the group shuts down gracefully (SIGTERM/SIGINT),
+/// then stop. Under systemd it reports readiness only once the registry is loaded and the
+/// socket served.
 public struct DaemonService: Service {
     public let daemon: LaunchServicesDaemon
 

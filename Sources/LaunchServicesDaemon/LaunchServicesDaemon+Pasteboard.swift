@@ -71,6 +71,11 @@ extension LaunchServicesDaemon {
             logger.info("pasteboard \(request.operation.rawValue) refused: \(error.message)", metadata: ["peer": "\(connection.identity)"])
             return .failure(OpenError(error.code, error.message))
         }
+        // A state folder whose pasteboard.sqlite could not be opened: a kept pasteboard
+        // would silently not be kept, so the copy is refused by name and changes nothing.
+        if let changed = result.changed, changed.persistent, !changed.items.isEmpty, pasteboardStore == nil, stateFolder != nil {
+            return .failure(OpenError(.unavailable, "pasteboard '\(changed.name)' cannot be kept: \(storageProblems.first ?? "pasteboard.sqlite is not open"); copy it without --persistent"))
+        }
         let previous = pasteboards.boards[result.snapshot.name]
         pasteboards = next
         if request.operation != .paste {
@@ -89,9 +94,13 @@ extension LaunchServicesDaemon {
         let finish = NIOLoopBound((self, done), eventLoop: loop)
         pasteboardTraffic.saver.async {
             let failure: Error?
-            do { try store.record(board); failure = nil } catch { failure = error }
-            finish.eventLoop.execute {
+            var notErased: StorageError?
+            do { notErased = try store.record(board); failure = nil } catch { failure = error }
+            finish.eventLoop.execute { [notErased] in
                 let (daemon, done) = finish.value
+                if let notErased {
+                    daemon.logger.warning("pasteboard '\(board.name)' was saved, but its earlier protected items may stay in \(store.file)-wal until the next checkpoint: \(notErased)")
+                }
                 guard let failure else { return done(message) }
                 daemon.pasteboards.restore(previous, named: board.name)
                 daemon.logger.error("could not save pasteboard '\(board.name)': \(failure)")
@@ -236,7 +245,7 @@ extension LaunchServicesDaemon {
         for board in pasteboards.expireAll(now: unixNow) {
             logger.info("pasteboard '\(board.name)' expired")
             if let store = pasteboardStore {
-                pasteboardTraffic.saver.async { try? store.record(board) }
+                pasteboardTraffic.saver.async { _ = try? store.record(board) }
             }
         }
     }

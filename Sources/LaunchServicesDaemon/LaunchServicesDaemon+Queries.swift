@@ -41,7 +41,10 @@ extension LaunchServicesDaemon {
                 persistentPasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty && $0.persistent }.count,
                 frontmost: machine.frontmost,
                 appsFolders: visible == nil ? configuration.appsFolders : [], refusedBundles: visible == nil ? registryService.refused.map(\.description) : [],
-                appLogs: visible == nil ? appLogsReport : nil)))
+                appLogs: visible == nil ? appLogsReport : nil,
+                // Where the user's files are and what they lost is the user's to read, not an app's.
+                damagedDatabases: visible == nil && !damagedDatabases.isEmpty ? damagedDatabases.map(\.report) : nil,
+                storageProblems: visible == nil && !storageProblems.isEmpty ? storageProblems : nil)))
         case .apps:
             return .queryResult(json: JSONDocument.encode(registry.apps.values.filter(listed).sorted { $0.id < $1.id }.map { app in
                 let own = visible == nil || app.id == connection.identity

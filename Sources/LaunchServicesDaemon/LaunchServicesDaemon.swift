@@ -44,6 +44,13 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// The pasteboards and where persistent ones are kept.
     var pasteboards = Pasteboards()
     var pasteboardStore: PasteboardStore?
+    /// The state folder's lock (`StateFolderLock`), held from the start for the daemon's life.
+    private var stateLock: StateFolderLock?
+    /// Databases found damaged at this start and set aside (`lsctl status`).
+    var damagedDatabases: [DamagedDatabase] = []
+    /// What the daemon cannot keep, as it stands (`lsctl status`): e.g. no persistent
+    /// pasteboards because `pasteboard.sqlite` could not be opened.
+    var storageProblems: [String] = []
     let pasteboardTraffic = PasteboardTraffic()
     /// Callback addresses reserved by callers that own no scheme (`lsopen --wait`), by token.
     var reservations: [String: CallbackReservation] = [:]
@@ -97,13 +104,43 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     // MARK: Start and stop
 
-    /// Loads the registry and the saved pasteboards (off the loop: it reads files), then
-    /// takes them on the loop.
+    /// Takes the state folder (its lock: a second daemon on it refuses, naming this one),
+    /// makes sure no daemon serves the socket yet, then loads the registry and the saved
+    /// pasteboards (off the loop: it reads files) and takes them on the loop. Nothing in the
+    /// state folder is read or written before the lock, and nothing is scanned before the
+    /// socket check. A damaged database is set aside and replaced (`DamagedDatabase`); a
+    /// pasteboard database that cannot be used at all leaves the daemon serving without
+    /// persistent pasteboards.
     public func loadRegistry() async throws {
+        var lock: StateFolderLock?
+        if let stateFolder {
+            try FileManager.default.createDirectory(atPath: stateFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            lock = try StateFolderLock(folder: stateFolder, socket: socketPath)
+        }
+        if activatedSocket == nil { try SocketListener.refuseIfServed(socketPath) }
         let loaded = try RegistryService.read(stateFolder: stateFolder, folders: configuration.appsFolders)
-        let pasteboardStore = try stateFolder.map { try PasteboardStore(folder: $0) }
-        let savedPasteboards = try pasteboardStore?.load() ?? []
-        try await loop.submit { [self] in
+        var damaged = [loaded.store?.damage].compactMap { $0 }
+        var problems: [String] = []
+        var pasteboardStore: PasteboardStore?
+        var savedPasteboards: [Pasteboard] = []
+        if let stateFolder {
+            do {
+                let store = try PasteboardStore(folder: stateFolder)
+                if let damage = store.damage { damaged.append(damage) }
+                savedPasteboards = try store.load()
+                pasteboardStore = store
+            } catch {
+                problems.append("persistent pasteboards are not kept until launchservicesd restarts with a usable file: \(error)")
+            }
+        }
+        for damage in damaged {
+            logger.error("\(damage)", metadata: ["database": "\(damage.file)", "kept_as": "\(damage.keptAs)"])
+        }
+        for problem in problems { logger.error("\(problem)") }
+        try await loop.submit { [self, lock, damaged, problems, pasteboardStore, savedPasteboards] in
+            stateLock = lock
+            damagedDatabases = damaged
+            storageProblems = problems
             registryService.apply(loaded)
             self.pasteboardStore = pasteboardStore
             pasteboards = Pasteboards(limits: configuration.pasteboardLimits, restoring: savedPasteboards)
@@ -159,7 +196,24 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         if let stragglers, stragglers > 0 {
             logger.notice("ended \(stragglers) processes apps had started and left running")
         }
+        await closeDatabases()
         logger.info("stopped")
+    }
+
+    /// Closes the state databases once the writes queued for them are done, each on its own
+    /// queue: SQLite copies the log into the file and removes it, so a stopped daemon leaves
+    /// one file per database. The state folder's lock goes with the process.
+    private func closeDatabases() async {
+        guard let (registry, pasteboard) = try? await loop.submit({ (self.registryService.store, self.pasteboardStore) }).get() else { return }
+        for (store, queue) in [(registry.map { $0.database }, registryService.files), (pasteboard.map { $0.database }, pasteboardTraffic.saver)] {
+            guard let store else { continue }
+            let failure: Error? = await withCheckedContinuation { done in
+                queue.async {
+                    do { try store.close(); done.resume(returning: nil) } catch { done.resume(returning: error) }
+                }
+            }
+            if let failure { logger.warning("could not close \(store.path): \(failure)") }
+        }
     }
 
     /// The part of `shutdown` on the loop; succeeds once every app has exited.

@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import LaunchServicesCore
 
-/// The registry on disk (SQLite through GRDB, WAL): every registered app and every user
-/// default, so both survive a clean restart and a SIGKILL. Each change is one transaction.
+/// The registry on disk (SQLite through GRDB, `StateDatabase`): every registered app and
+/// every user default, so both survive a clean restart and a SIGKILL. Each change is one
+/// transaction; each failure a `StorageError` naming the file.
 ///
 /// An app's validated fields are stored, not just its path, so a registration does not
 /// depend on its Info.plist still being readable at the next start.
@@ -26,11 +27,13 @@ public final class RegistryStore: Sendable {
     /// An app and the time it was registered, as saved.
     public typealias Registration = (app: AppBundle, registeredAt: Int64)
 
-    let pool: DatabasePool
+    let database: StateDatabase
+    /// What this open found damaged and set aside (a new file was started), if anything.
+    var damage: DamagedDatabase? { database.damage }
 
-    /// Opens (creating if needed) `folder/registry.sqlite`.
+    /// Opens (creating if needed) `folder/registry.sqlite`; a damaged one is set aside first.
     public init(folder: String) throws {
-        pool = try StateDatabase.open(folder: folder, file: "registry.sqlite") { migrator in
+        database = try StateDatabase(folder: folder, file: "registry.sqlite", describe: Self.describeLoss) { migrator in
             migrator.registerMigration("v1") { db in
                 try db.create(table: "app") { t in
                     t.primaryKey("id", .text)
@@ -92,9 +95,24 @@ public final class RegistryStore: Sendable {
         }
     }
 
+    /// What a damaged registry held, as far as it can be read: what a new one does not have.
+    static func describeLoss(_ damaged: DatabaseCheck.Connection) -> String {
+        let manual: String
+        if let count = damaged.count("SELECT COUNT(*) FROM app WHERE source = 'manual'") {
+            let ids = (try? damaged.strings("SELECT id FROM app WHERE source = 'manual' ORDER BY id LIMIT 11")) ?? []
+            let named = ids.isEmpty ? "" : ": " + ids.prefix(10).joined(separator: ", ") + (ids.count > 10 ? ", …" : "")
+            manual = "\(count) \(count == 1 ? "app" : "apps") registered by hand (lsctl register, or an app's own check-in)\(named)"
+        } else {
+            manual = "the apps registered by hand (lsctl register, or an app's own check-in): how many could not be read"
+        }
+        let defaults = damaged.count("SELECT COUNT(*) FROM schemeDefault").map { "\($0) \($0 == 1 ? "default" : "defaults") (lsctl default)" }
+            ?? "the defaults (lsctl default): how many could not be read"
+        return "\(manual); \(defaults); the apps folders' apps are registered again, with new registration times"
+    }
+
     /// Everything stored: apps and defaults.
     public func load() throws -> (apps: [Stored], defaults: [URLScheme: String]) {
-        try pool.read { db in
+        try database.read { db in
             var apps: [Stored] = []
             apps.reserveCapacity(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM app") ?? 0)
             // Columns by position, rows one at a time: the daemon's start with 10,000 apps
@@ -129,7 +147,7 @@ public final class RegistryStore: Sendable {
     /// Saves an app registered at `registeredAt` (milliseconds since the Unix epoch; now
     /// when not given).
     public func save(_ app: AppBundle, source: Source, registeredAt: Int64 = RegistryStore.millisecondsNow()) throws {
-        try pool.write { db in try Self.insert(app, source: source, registeredAt: registeredAt, db) }
+        try database.write { db in try Self.insert(app, source: source, registeredAt: registeredAt, db) }
     }
 
     static func insert(_ app: AppBundle, source: Source, registeredAt: Int64, _ db: Database) throws {
@@ -152,12 +170,15 @@ public final class RegistryStore: Sendable {
 
     /// Replaces the set of folder registrations in one transaction.
     public func replaceFolderApps(_ apps: [Registration]) throws {
-        try pool.write { db in
+        try database.write { db in
             try db.execute(sql: "DELETE FROM urlType WHERE appID IN (SELECT id FROM app WHERE source = 'folder')")
             try db.execute(sql: "DELETE FROM app WHERE source = 'folder'")
             for (app, registeredAt) in apps { try Self.insert(app, source: .folder, registeredAt: registeredAt, db) }
         }
     }
+
+    /// Closes the file (see `StateDatabase.close`); later changes fail, named.
+    public func close() throws { try database.close() }
 
     /// The wall clock in milliseconds since the Unix epoch.
     public static func millisecondsNow() -> Int64 {
@@ -165,14 +186,14 @@ public final class RegistryStore: Sendable {
     }
 
     public func delete(_ id: String) throws {
-        try pool.write { db in
+        try database.write { db in
             try db.execute(sql: "DELETE FROM urlType WHERE appID = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM app WHERE id = ?", arguments: [id])
         }
     }
 
     public func setDefault(_ id: String?, for scheme: URLScheme) throws {
-        try pool.write { db in
+        try database.write { db in
             if let id {
                 try db.execute(sql: "INSERT OR REPLACE INTO schemeDefault (scheme, bundleID) VALUES (?, ?)", arguments: [scheme.normalized, id])
             } else {

@@ -41,15 +41,20 @@ enum SocketListener {
         let directory = (socketPath as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try checkSocketFolder(directory)
-        if FileManager.default.fileExists(atPath: socketPath) {
-            if (try? SocketProbe.isServed(socketPath)) == true {
-                throw DaemonError("another launchservicesd already serves \(socketPath); stop it first or pass --socket")
-            }
-        }
+        try refuseIfServed(socketPath)
         let channel = try await bootstrap.bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true).get()
         chmod(socketPath, 0o600)
         logger.info("serving \(socketPath)", metadata: ["socket": "\(socketPath)"])
         return channel
+    }
+
+    /// Refuses a socket path a live daemon already serves (its socket file would be
+    /// replaced). Asked before the registry is read, so a daemon that cannot serve scans
+    /// nothing, and again just before binding.
+    static func refuseIfServed(_ socketPath: String) throws {
+        if FileManager.default.fileExists(atPath: socketPath), (try? SocketProbe.isServed(socketPath)) == true {
+            throw DaemonError("another launchservicesd already serves \(socketPath); stop it first or pass --socket")
+        }
     }
 
     /// Refuses a socket folder someone else could tamper with (the `/tmp/launchservices-UID`

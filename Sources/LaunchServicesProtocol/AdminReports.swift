@@ -27,11 +27,22 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// syslog identifier), or the folder holding `ID.log` files. Absent for an app asking,
     /// and from daemons before it.
     public var appLogs: String?
+    /// State databases found damaged at this start and set aside (each kept unchanged
+    /// under a new name, a new one started). Absent when none, for an app asking, and
+    /// from daemons before it.
+    public var damagedDatabases: [DamagedDatabaseReport]?
+    /// What the daemon cannot keep right now, each a sentence (e.g. persistent pasteboards,
+    /// when `pasteboard.sqlite` could not be opened). Absent when none, for an app asking,
+    /// and from daemons before it.
+    public var storageProblems: [String]?
 
     public init(version: String, pid: Int32, socket: String, uptimeSeconds: Double, appsRegistered: Int, schemesRegistered: Int,
                 appsRunning: Int, appsSuspended: Int, opensServed: Int, pasteboards: Int, persistentPasteboards: Int,
-                frontmost: String?, appsFolders: [String], refusedBundles: [String], appLogs: String? = nil) {
+                frontmost: String?, appsFolders: [String], refusedBundles: [String], appLogs: String? = nil,
+                damagedDatabases: [DamagedDatabaseReport]? = nil, storageProblems: [String]? = nil) {
         self.appLogs = appLogs
+        self.damagedDatabases = damagedDatabases
+        self.storageProblems = storageProblems
         self.version = version
         self.pid = pid
         self.socket = socket

@@ -13,7 +13,7 @@ struct LaunchServicesDaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "launchservicesd",
         abstract: "The per-user Launch Services daemon: registry, launching, URL delivery.",
-        discussion: "Runs in the foreground and logs to stderr; SIGTERM or SIGINT stops it cleanly (apps it launched are closed too).",
+        discussion: "Runs in the foreground and logs to stderr; SIGTERM or SIGINT stops it cleanly (apps it launched are closed too). One daemon at a time uses a state folder: a second one on the same --state refuses to start, naming the first one's pid and socket. A damaged database in the state folder is set aside unchanged (FILE.damaged-TIMESTAMP) and replaced by a new one; lsctl status says what was lost.",
         version: LaunchServicesDaemon.version)
 
     @Option(help: "Socket path (default: $LAUNCHSERVICES_SOCKET, else $XDG_RUNTIME_DIR/launchservices/socket).")
@@ -22,7 +22,7 @@ struct LaunchServicesDaemonCommand: AsyncParsableCommand {
     @Option(name: .customLong("apps"), help: "An apps folder to scan for bundles; repeat for several (default: $XDG_DATA_HOME/launchservices/apps).")
     var appsFolders: [String] = []
 
-    @Option(help: "State folder (default: $XDG_STATE_HOME/launchservices).")
+    @Option(help: "State folder, locked while the daemon runs (default: $XDG_STATE_HOME/launchservices).")
     var state: String?
 
     @Option(help: "JSON configuration file (default: $XDG_CONFIG_HOME/launchservices/launchservicesd.json when it exists).")

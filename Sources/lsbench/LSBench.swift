@@ -206,6 +206,8 @@ struct LSBench: ParsableCommand {
         }
         try store.replaceFolderApps([])
         for app in apps { try store.save(app, source: .manual) }
+        // The store holds the file exclusively, as the daemon does: closed before a daemon opens it.
+        try store.close()
         func startSamples(state: String) throws -> [UInt64] {
             try (0..<starts).map { n in
                 let socket = work + "/scale-\(n).sock"

@@ -190,6 +190,11 @@ struct Status: ParsableCommand {
             print("  refused bundles:")
             for line in s.refusedBundles { print("    \(line)") }
         }
+        for damaged in s.damagedDatabases ?? [] {
+            print("  damaged database: \(damaged.file) (\(damaged.reason)), set aside unchanged as \(damaged.keptAs) at \(damaged.time)")
+            print("    lost: \(damaged.lost)")
+        }
+        for problem in s.storageProblems ?? [] { print("  storage: \(problem)") }
     }
 }
 

@@ -47,7 +47,7 @@ struct PasteboardPasswordTests {
         let bytes = ["/pasteboard.sqlite", "/pasteboard.sqlite-wal"].compactMap { FileManager.default.contents(atPath: folder + $0) }.reduce(Data(), +)
         #expect(bytes.range(of: Data("payload-31337".utf8)) != nil, "the right files were read: the items are there")
         #expect(bytes.range(of: Data(password.utf8)) == nil, "the password is not")
-        let verifier = try DatabaseQueue(path: folder + "/pasteboard.sqlite").read { db in
+        let verifier = try DatabaseCopy.read(folder + "/pasteboard.sqlite") { db in
             try String.fetchOne(db, sql: "SELECT passwordVerifier FROM pasteboard WHERE name = 'vault'")
         }
         #expect(verifier?.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$") == true, "\(verifier ?? "nil")")
@@ -245,7 +245,7 @@ struct PasteboardPasswordTests {
         }
         let bytes = ["", "-wal"].compactMap { FileManager.default.contents(atPath: file + $0) }.reduce(Data(), +)
         #expect(bytes.range(of: Data("legacy-pw-8675309".utf8)) == nil, "the plain text is gone from the file and its log")
-        let rows = try DatabaseQueue(path: file).read { db in
+        let rows = try DatabaseCopy.read(file) { db in
             try Row.fetchAll(db, sql: "SELECT name, passwordVerifier FROM pasteboard ORDER BY name").map { ($0["name"] as String, $0["passwordVerifier"] as String?) }
         }
         #expect(rows.count == 2)

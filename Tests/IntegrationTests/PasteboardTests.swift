@@ -134,14 +134,25 @@ struct PasteboardTests {
         let h = try DaemonHarness(apps: [])
         defer { h.stop() }
         #expect(try h.lsctl("pasteboard", "copy", "--name", "kept", "--persistent", "--text", "one").status == 0)
-        // The disk refuses from now on: every write to the pasteboard table aborts.
-        let db = try DatabaseQueue(path: h.root + "/state/pasteboard.sqlite")
-        try db.write { try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON pasteboard BEGIN SELECT RAISE(ABORT, 'the disk says no'); END") }
+        // The disk refuses from the next start on: every write to the pasteboard table aborts.
+        // (The daemon holds its database exclusively, so the trigger goes in while it is stopped.)
+        let file = h.root + "/state/pasteboard.sqlite"
+        try h.restart(signal: SIGTERM) {
+            let db = try DatabaseQueue(path: file)
+            try db.write { try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON pasteboard BEGIN SELECT RAISE(ABORT, 'the disk says no'); END") }
+            try db.close()
+        }
         let refused = try h.lsctl("pasteboard", "copy", "--name", "kept", "--persistent", "--text", "two")
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("could not be saved") && refused.stderr.contains("nothing was changed"), "\(refused.stderr)")
+        #expect(refused.stderr.contains(file) && refused.stderr.contains("the disk says no"), "names the file and SQLite's reason: \(refused.stderr)")
         #expect(try h.lsctl("pasteboard", "paste", "--name", "kept").stdout == "one")
-        try db.write { try $0.execute(sql: "DROP TRIGGER refuse") }
+        try h.restart(signal: SIGTERM) {
+            let db = try DatabaseQueue(path: file)
+            try db.write { try $0.execute(sql: "DROP TRIGGER refuse") }
+            try db.close()
+        }
+        #expect(try h.lsctl("pasteboard", "paste", "--name", "kept").stdout == "one", "the refused copy changed nothing on disk either")
         #expect(try h.lsctl("pasteboard", "copy", "--name", "kept", "--persistent", "--text", "three").status == 0)
         #expect(try h.lsctl("pasteboard", "paste", "--name", "kept").stdout == "three")
     }

@@ -183,7 +183,7 @@ struct SchemeClaimTests {
         #expect(shared2.app == "zz.loose" && shared2.reason == "userDefault" && shared2.userDefault == "zz.loose", "\(shared2)")
         #expect(try openedIn(h, "shared:x") == "aa.loose")
         #expect(try openedIn(h, "shared2:x") == "zz.loose")
-        let (migrations, times) = try DatabaseQueue(path: file).read { db in
+        let (migrations, times) = try DatabaseCopy.read(file) { db in
             (try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"),
              try Int64.fetchAll(db, sql: "SELECT DISTINCT registeredAt FROM app"))
         }

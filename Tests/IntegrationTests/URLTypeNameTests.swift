@@ -100,7 +100,7 @@ struct URLTypeNameTests {
         let claims = try h.lsctl("schemes", "--json").decode([SchemeReport].self).flatMap(\.claims)
         #expect(claims.contains(ClaimReport(app: Self.full, since: "2023-11-14T22:13:20.123Z")), "\(claims)")
         #expect(claims.contains(ClaimReport(app: Self.lite, since: "2023-11-14T22:13:20.456Z")), "\(claims)")
-        let migrations = try DatabaseQueue(path: file).read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") }
+        let migrations = try DatabaseCopy.read(file) { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") }
         #expect(migrations == ["v1", "v2", "v3", "v4", "v5"])
 
         // Registering again brings the names.
@@ -132,7 +132,7 @@ struct URLTypeNameTests {
         let full = try #require(try h.lsctl("apps", "--json").decode([AppReport].self).first { $0.id == Self.full })
         #expect(full.schemes == ["fullapp", "numbers"] && full.queriesSchemes == ["liteapp"], "\(full)")
         #expect(full.urlTypes == [URLTypeReport(name: Self.full, schemes: ["fullapp"]), URLTypeReport(name: nil, schemes: ["numbers"])], "\(full)")
-        let (migrations, columns) = try DatabaseQueue(path: file).read { db in
+        let (migrations, columns) = try DatabaseCopy.read(file) { db in
             (try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"), try db.columns(in: "app").map(\.name))
         }
         #expect(migrations == ["v1", "v2", "v3", "v4", "v5"])
@@ -141,7 +141,7 @@ struct URLTypeNameTests {
         try h.restart(signal: SIGKILL)
         #expect(try h.lsctl("apps", "--json").decode([AppReport].self).first { $0.id == Self.full }?.urlTypes.count == 2)
         #expect(try h.lsctl("unregister", Self.full).status == 0)
-        let left = try DatabaseQueue(path: file).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM urlType") }
+        let left = try DatabaseCopy.read(file) { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM urlType") }
         #expect(left == 0)
     }
 

@@ -193,15 +193,17 @@ struct RegistryStoreTests {
     func scale() throws {
         let folder = NSTemporaryDirectory() + "lsstore-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store = try RegistryStore(folder: folder)
+        var store: RegistryStore? = try RegistryStore(folder: folder)
         let apps = (0..<10_000).map { i in
             AppBundle(id: "scale.app\(i)", name: "App \(i)", path: "/p/\(i).app", executable: "x",
                       schemes: (0..<5).map { try! URLScheme(validating: "s\(i)x\($0)") },
                       queriesSchemes: i == 7 ? [try! URLScheme(validating: "q")] : [])
         }
-        try store.replaceFolderApps(apps[0..<5_000].map { ($0, 1) })
-        for app in apps[5_000...] { try store.save(app, source: .manual, registeredAt: 2) }
-        try store.setDefault("scale.app3", for: try URLScheme(validating: "s3x0"))
+        try store?.replaceFolderApps(apps[0..<5_000].map { ($0, 1) })
+        for app in apps[5_000...] { try store?.save(app, source: .manual, registeredAt: 2) }
+        try store?.setDefault("scale.app3", for: try URLScheme(validating: "s3x0"))
+        // One connection at a time: the store holds its file exclusively until it is released.
+        store = nil
 
         let reopened = try RegistryStore(folder: folder)
         let (stored, defaults) = try reopened.load()

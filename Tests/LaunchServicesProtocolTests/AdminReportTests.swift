@@ -55,6 +55,52 @@ struct AdminReportTests {
         #expect(try !Self.daemonText(none).contains("frontmost"))
     }
 
+    @Test("status with a damaged database set aside and a storage problem")
+    func statusWithStorage() throws {
+        let text = """
+        {
+          "appsFolders" : [
+
+          ],
+          "appsRegistered" : 0,
+          "appsRunning" : 0,
+          "appsSuspended" : 0,
+          "damagedDatabases" : [
+            {
+              "file" : "/s/registry.sqlite",
+              "keptAs" : "/s/registry.sqlite.damaged-20261125T103032Z",
+              "lost" : "2 apps registered by hand (lsctl register, or an app's own check-in): a.b, c.d; 0 defaults (lsctl default)",
+              "reason" : "SQLite: database disk image is malformed, error 11",
+              "time" : "2026-11-25T10:30:32.460Z"
+            }
+          ],
+          "opensServed" : 0,
+          "pasteboards" : 0,
+          "persistentPasteboards" : 0,
+          "pid" : 7,
+          "refusedBundles" : [
+
+          ],
+          "schemesRegistered" : 0,
+          "socket" : "/s/socket",
+          "storageProblems" : [
+            "persistent pasteboards are not kept: cannot open /s/pasteboard.sqlite"
+          ],
+          "uptimeSeconds" : 1,
+          "version" : "0.2.0"
+        }
+        """
+        try decode(StatusReport.self, text, expected: StatusReport(
+            version: "0.2.0", pid: 7, socket: "/s/socket", uptimeSeconds: 1, appsRegistered: 0, schemesRegistered: 0,
+            appsRunning: 0, appsSuspended: 0, opensServed: 0, pasteboards: 0, persistentPasteboards: 0, frontmost: nil,
+            appsFolders: [], refusedBundles: [],
+            damagedDatabases: [DamagedDatabaseReport(file: "/s/registry.sqlite", keptAs: "/s/registry.sqlite.damaged-20261125T103032Z",
+                                                     reason: "SQLite: database disk image is malformed, error 11",
+                                                     lost: "2 apps registered by hand (lsctl register, or an app's own check-in): a.b, c.d; 0 defaults (lsctl default)",
+                                                     time: "2026-11-25T10:30:32.460Z")],
+            storageProblems: ["persistent pasteboards are not kept: cannot open /s/pasteboard.sqlite"]))
+    }
+
     @Test("apps, and register's answer")
     func apps() throws {
         let app = AppReport(id: "com.example.todolist", name: "To-do list", path: "/apps/todolist.app", executable: "todolist",

@@ -114,9 +114,10 @@ final class DaemonHarness: @unchecked Sendable {
         daemon = try startDaemon()
     }
 
-    private func startDaemon() throws -> DaemonProcess {
+    /// Starts the daemon and waits at most `within` seconds for it to serve its socket.
+    private func startDaemon(within seconds: TimeInterval = 15) throws -> DaemonProcess {
         try DaemonProcess(executable: Self.binary("launchservicesd"), socket: socket, arguments: daemonArguments,
-                          environment: daemonEnvironment, log: daemonLog)
+                          environment: daemonEnvironment, log: daemonLog, timeout: seconds)
     }
 
     /// Writes one bundle into the apps folder (or into `folder`, another apps folder).
@@ -131,13 +132,13 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// Stops the daemon with `signal` (SIGKILL: no clean shutdown at all) and starts it again
     /// on the same socket, apps folder and state, after `whileStopped` (e.g. writing state as
-    /// an earlier version would have).
-    func restart(signal: Int32, whileStopped: () throws -> Void = {}) throws {
+    /// an earlier version would have); the new daemon must serve within `within` seconds.
+    func restart(signal: Int32, within seconds: TimeInterval = 15, whileStopped: () throws -> Void = {}) throws {
         guard let old = daemon else { throw HarnessError("no daemon to restart") }
         kill(old.pid, signal)
         guard old.process.wait(timeout: 10) != nil else { throw HarnessError("launchservicesd did not die on signal \(signal)") }
         try whileStopped()
-        daemon = try startDaemon()
+        daemon = try startDaemon(within: seconds)
     }
 
     /// The daemon's environment, which the apps it launches inherit: private config and
