@@ -62,8 +62,11 @@ extension LaunchServicesDaemon: ConnectionEvents {
         guard connections.remove(connection) else { return }
         connection.helloDeadline?.cancel()
         // Opens still queued for this caller are dropped: nobody would read their answers.
+        // Those an app already has end in their own time; `lsctl history` records both.
         machine.withdraw(connection.waiting)
-        executor.ledger.drop(connection.waiting)
+        for entry in executor.ledger.callerLeft(connection.waiting, owed: machine.owed(among: connection.waiting)) {
+            executor.history.recordWithdrawn(source: entry.source, scheme: entry.scheme, app: entry.app)
+        }
         for token in connection.reservations { reservations[token] = nil }
         if let app = connection.appID, connections.detach(app, ifItIs: connection) != nil {
             perform(machine.disconnected(app: app))

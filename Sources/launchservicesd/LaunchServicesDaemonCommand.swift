@@ -13,7 +13,8 @@ struct LaunchServicesDaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "launchservicesd",
         abstract: "The per-user Launch Services daemon: registry, launching, URL delivery.",
-        discussion: "Runs in the foreground and logs to stderr; SIGTERM or SIGINT stops it cleanly (apps it launched are closed too).",
+        discussion: "Runs in the foreground and logs to stderr; SIGTERM or SIGINT stops it cleanly (apps it launched are closed too). Exit status: "
+            + DaemonExitStatus.all.map { "\($0.status) \($0.meaning)" }.joined(separator: "; ") + ".",
         version: LaunchServicesDaemon.version)
 
     @Option(help: "Socket path (default: $LAUNCHSERVICES_SOCKET, else $XDG_RUNTIME_DIR/launchservices/socket).")

@@ -14,6 +14,8 @@ struct OpenCommand: Equatable {
     var wait = false
     var json = false
     var annotation: String?
+    /// An annotation of any property-list type, written as JSON (`PropertyListJSON`).
+    var annotationJSON: String?
     var appID: String?
     var ask: Bool?
     var background = false
@@ -27,7 +29,22 @@ struct OpenCommand: Equatable {
         guard !(wait && canOpen) else { return "--wait and --can-open cannot be combined" }
         guard !(appID != nil && ask == true) else { return "--app and --ask cannot be combined: --app already chooses the app" }
         guard !(canOpen && (appID != nil || background || fallback != nil)) else { return "--can-open only asks; --app, --background and --fallback apply to opening" }
+        guard annotation == nil || annotationJSON == nil else { return "give --annotation (a string) or --annotation-json (any property-list value), not both" }
+        if let annotationJSON {
+            do {
+                _ = try PropertyListJSON.parse(annotationJSON)
+            } catch {
+                return "--annotation-json: \(error)"
+            }
+        }
         return nil
+    }
+
+    /// The annotation to send: `--annotation`'s string, or `--annotation-json`'s value
+    /// (already checked by `problem()`).
+    var annotationValue: PropertyListValue? {
+        if let annotation { return .string(annotation) }
+        return annotationJSON.flatMap { try? PropertyListJSON.parse($0) }
     }
 
     /// Does what was asked and exits with lsopen's status (see `LSOpen`'s discussion).
@@ -41,7 +58,7 @@ struct OpenCommand: Equatable {
         }
         if canOpen { finish(askCanOpen(client, timeout: limit), client) }
         if wait {
-            let waiter = CallbackWaiter(client: client, url: url, annotation: annotation.map { .string($0) }, timeout: limit, json: json)
+            let waiter = CallbackWaiter(client: client, url: url, annotation: annotationValue, timeout: limit, json: json)
             finish(waiter.run(fail: fail), client)
         }
         var chosen = appID
@@ -77,7 +94,8 @@ struct OpenCommand: Equatable {
             if let app = answer.app { fields.append("\"app\":\(JSONText.quote(app))") }
             print("{" + fields.joined(separator: ",") + "}")
         } else {
-            print(answer.canOpen ? "\(url): opens with \(answer.app ?? "an app")" : "\(url): no app handles this scheme")
+            let shown = TerminalText.escapingControls(url)
+            print(answer.canOpen ? "\(shown): opens with \(answer.app ?? "an app")" : "\(shown): no app handles this scheme")
         }
         return answer.canOpen ? 0 : 1
     }
@@ -87,7 +105,7 @@ struct OpenCommand: Equatable {
         let started = ContinuousClock.now
         let outcome: OpenOutcome
         do {
-            outcome = try client.open(target, annotation: annotation.map { .string($0) }, options: OpenOptions(app: app, background: background), timeout: timeout)
+            outcome = try client.open(target, annotation: annotationValue, options: OpenOptions(app: app, background: background), timeout: timeout)
         } catch {
             fail(error.code, error.description)
         }
@@ -101,12 +119,12 @@ struct OpenCommand: Equatable {
             return
         }
         if let from = report.fellBackFrom {
-            StandardStreams.error("lsopen: no app handles \(from); opening the fallback \(report.url)\n")
+            StandardStreams.error("lsopen: no app handles \(TerminalText.escapingControls(from)); opening the fallback \(TerminalText.escapingControls(report.url))\n")
         }
         if let error = report.outcome.error {
-            StandardStreams.error("lsopen: \(error.message)\n")
+            StandardStreams.error("lsopen: \(TerminalText.escapingControls(error.message))\n")
         } else {
-            print("opened \(report.url) in \(report.outcome.app ?? "?") (\(OutcomeJSON.summary(report.outcome, waitNanoseconds: report.waitNanoseconds)))")
+            print("opened \(TerminalText.escapingControls(report.url)) in \(report.outcome.app ?? "?") (\(OutcomeJSON.summary(report.outcome, waitNanoseconds: report.waitNanoseconds)))")
         }
     }
 
@@ -115,7 +133,7 @@ struct OpenCommand: Equatable {
         if json {
             print("{\"opened\":false,\"url\":\(JSONText.quote(url)),\"error\":{\"code\":\(JSONText.quote(code.rawValue)),\"message\":\(JSONText.quote(message))}}")
         } else {
-            StandardStreams.error("lsopen: \(message)\n")
+            StandardStreams.error("lsopen: \(TerminalText.escapingControls(message))\n")
         }
         exit(ExitCodes.code(for: code))
     }
