@@ -34,6 +34,11 @@ struct LSOpen: ParsableCommand {
                                valueName: "json"))
     var annotationJSON: String?
 
+    @Option(help: ArgumentHelp("An annotation of any property-list type, read from an XML property list file, passed to the app unchanged.",
+                               discussion: "Every type an annotation carries, <data> included; a <date> is refused (the wire has no date type), and so is a binary property list. At most \(XMLPropertyListReader.maximumBytes / 1024) KiB and \(XMLPropertyListReader.maximumDepth) levels deep.",
+                               valueName: "file"))
+    var annotationPlist: String?
+
     @Option(name: .customLong("app"), help: ArgumentHelp("Open in this app (it must declare the scheme), like open -b.", valueName: "bundle-id"))
     var appID: String?
 
@@ -61,7 +66,7 @@ struct LSOpen: ParsableCommand {
     }
 
     var command: OpenCommand {
-        OpenCommand(url: url, canOpen: canOpen, wait: wait, json: json, annotation: annotation, annotationJSON: annotationJSON, appID: appID, ask: ask,
+        OpenCommand(url: url, canOpen: canOpen, wait: wait, json: json, annotation: annotation, annotationJSON: annotationJSON, annotationPlist: annotationPlist, appID: appID, ask: ask,
                     background: background, fallback: fallback, timeout: timeout, socket: socket)
     }
 

@@ -16,6 +16,8 @@ struct OpenCommand: Equatable {
     var annotation: String?
     /// An annotation of any property-list type, written as JSON (`PropertyListJSON`).
     var annotationJSON: String?
+    /// An annotation of any property-list type, read from an XML property list file.
+    var annotationPlist: String?
     var appID: String?
     var ask: Bool?
     var background = false
@@ -29,27 +31,41 @@ struct OpenCommand: Equatable {
         guard !(wait && canOpen) else { return "--wait and --can-open cannot be combined" }
         guard !(appID != nil && ask == true) else { return "--app and --ask cannot be combined: --app already chooses the app" }
         guard !(canOpen && (appID != nil || background || fallback != nil)) else { return "--can-open only asks; --app, --background and --fallback apply to opening" }
-        guard annotation == nil || annotationJSON == nil else { return "give --annotation (a string) or --annotation-json (any property-list value), not both" }
-        if let annotationJSON {
-            do {
-                _ = try PropertyListJSON.parse(annotationJSON)
-            } catch {
-                return "--annotation-json: \(error)"
-            }
+        guard [annotation, annotationJSON, annotationPlist].compactMap({ $0 }).count <= 1 else {
+            return "give one of --annotation (a string), --annotation-json and --annotation-plist (any property-list value)"
         }
+        if case .failure(let problem) = annotationValue() { return problem.description }
         return nil
     }
 
-    /// The annotation to send: `--annotation`'s string, or `--annotation-json`'s value
-    /// (already checked by `problem()`).
-    var annotationValue: PropertyListValue? {
-        if let annotation { return .string(annotation) }
-        return annotationJSON.flatMap { try? PropertyListJSON.parse($0) }
+    /// The annotation to send: `--annotation`'s string, `--annotation-json`'s value or the
+    /// value in `--annotation-plist`'s file; a named problem when it cannot be read.
+    func annotationValue() -> Result<PropertyListValue?, AnnotationProblem> {
+        if let annotation { return .success(.string(annotation)) }
+        if let annotationJSON {
+            do {
+                return .success(try PropertyListJSON.parse(annotationJSON))
+            } catch {
+                return .failure(AnnotationProblem(description: "--annotation-json: \(error)"))
+            }
+        }
+        if let annotationPlist {
+            return AnnotationFile.read(annotationPlist).map { Optional($0) }.mapError { AnnotationProblem(description: $0.description) }
+        }
+        return .success(nil)
     }
 
     /// Does what was asked and exits with lsopen's status (see `LSOpen`'s discussion).
     func run() -> Never {
         let limit = Duration.milliseconds(Int64(timeout * 1000))
+        // Read again here (validation read it too): a file that changed meanwhile is said so.
+        let annotationValue: PropertyListValue?
+        switch self.annotationValue() {
+        case .success(let value): annotationValue = value
+        case .failure(let problem):
+            StandardStreams.error("lsopen: \(problem)\n")
+            exit(ExitCodes.usage)
+        }
         let client: LaunchServicesClient
         do {
             client = try LaunchServicesClient(socketPath: socket, program: "lsopen")
@@ -71,10 +87,10 @@ struct OpenCommand: Equatable {
                 fail(.protocolError, "\(error)")
             }
         }
-        var report = open(url, in: chosen, client: client, timeout: limit)
+        var report = open(url, in: chosen, annotation: annotationValue, client: client, timeout: limit)
         if let fallback, report.outcome.error?.code == .noHandler, chosen == nil {
             // The seed's cross-promotion: no app for this scheme, so open the other link.
-            report = open(fallback, in: nil, client: client, timeout: limit)
+            report = open(fallback, in: nil, annotation: annotationValue, client: client, timeout: limit)
             report.fellBackFrom = url
         }
         show(report)
@@ -82,6 +98,11 @@ struct OpenCommand: Equatable {
     }
 
     /// `--can-open`: 0 when some app handles the scheme, 1 when none does.
+    /// Why an annotation option cannot be sent (a usage error, exit 64).
+    struct AnnotationProblem: Error, CustomStringConvertible {
+        var description: String
+    }
+
     func askCanOpen(_ client: LaunchServicesClient, timeout: Duration) -> Int32 {
         let answer: (canOpen: Bool, app: String?)
         do {
@@ -101,7 +122,7 @@ struct OpenCommand: Equatable {
     }
 
     /// One open, timed as lsopen saw it.
-    func open(_ target: String, in app: String?, client: LaunchServicesClient, timeout: Duration) -> OpenReport {
+    func open(_ target: String, in app: String?, annotation annotationValue: PropertyListValue?, client: LaunchServicesClient, timeout: Duration) -> OpenReport {
         let started = ContinuousClock.now
         let outcome: OpenOutcome
         do {
