@@ -88,6 +88,9 @@ extension LaunchServicesDaemon: ConnectionEvents {
     func protocolViolation(_ text: String, on connection: ClientConnection) {
         loop.assertInEventLoop()
         guard !connection.closing else { return }
+        // The text may quote what the peer sent (an unknown enum string): logged and
+        // answered with its control characters escaped.
+        let text = TerminalText.escapingControls(text)
         connection.closing = true
         logger.warning("protocol violation; closing the connection: \(text)", metadata: ["peer": "\(connection.identity)"])
         ConnectionTable.refuse(connection.channel, with: OpenError(.protocolError, text))

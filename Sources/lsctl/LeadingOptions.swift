@@ -26,7 +26,10 @@ enum LeadingOptions {
             }
         }
         let rest = Array(arguments[index...])
-        guard !leading.isEmpty, let verb = rest.first, !verb.hasPrefix("-") else { return arguments }
+        guard !leading.isEmpty, let verb = rest.first else { return arguments }
+        // `lsctl --socket P --help`: the help it asks for (the options do not matter to it).
+        if verb == "--help" || verb == "-h" { return rest }
+        guard !verb.hasPrefix("-") else { return arguments }
         let end = rest.firstIndex(of: "--") ?? rest.endIndex
         return Array(rest[..<end]) + leading + Array(rest[end...])
     }

@@ -98,5 +98,7 @@ struct CommandLineConventionTests {
         #expect(try lsctl(["--socket", h.socket, "apps"]).status == 0)
         #expect(try lsctl(["--socket", h.socket, "explain", "not a url"]).status == 1, "a refusal exits 1")
         #expect(try lsctl(["--socket", h.socket]).status == 64, "no verb: a usage error")
+        let help = try lsctl(["--socket", h.socket, "--help"])
+        #expect(help.status == 0 && help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("may also come before the verb"), "\(help.stdout)\(help.stderr)")
     }
 }
