@@ -6,7 +6,7 @@ import LaunchServicesCore
 public enum ExitCodes {
     public static let shellIdentity = SourceIdentity.user
     /// `lsopen --can-open`: no app handles the scheme. `lsctl`: the daemon refused.
-    public static let no: Int32 = 1
+    public static let failure: Int32 = 1
     public static let usage: Int32 = 64
     public static let invalidURL: Int32 = 65
     public static let noHandler: Int32 = 66
@@ -37,7 +37,7 @@ public enum ExitCodes {
     /// Every status `lsopen` exits with.
     public static let lsopen: [(status: Int32, meaning: String)] = [
         (0, "delivered and handled; --can-open: an app handles the scheme; --wait: the app called back x-success"),
-        (no, "--can-open: no app handles the scheme"),
+        (failure, "--can-open: no app handles the scheme"),
         (usage, "usage error"),
         (invalidURL, "invalid URL (--can-open too)"),
         (noHandler, "no app handles the scheme"),
@@ -53,7 +53,7 @@ public enum ExitCodes {
     /// Every status `lsctl` exits with.
     public static let lsctl: [(status: Int32, meaning: String)] = [
         (0, "done"),
-        (no, "the daemon refused the request (its message says why); nothing to paste; logs: no such app"),
+        (failure, "the daemon refused the request (its message says why); nothing to paste; logs: no such app"),
         (usage, "usage error"),
         (unavailable, "daemon unreachable or unavailable, or its answer is not one this lsctl knows"),
     ]

@@ -118,7 +118,7 @@ struct OpenCommand: Equatable {
             let shown = TerminalText.escapingControls(url)
             print(answer.canOpen ? "\(shown): opens with \(answer.app ?? "an app")" : "\(shown): no app handles this scheme")
         }
-        return answer.canOpen ? 0 : 1
+        return answer.canOpen ? 0 : ExitCodes.failure
     }
 
     /// One open, timed as lsopen saw it.
