@@ -26,7 +26,7 @@ public final class LaunchServicesClient {
 
     /// Opens a URL and waits for the outcome, bounded by `timeout`.
     public func open(_ url: String, annotation: PropertyListValue? = nil, options: OpenOptions = OpenOptions(), timeout: Duration = .seconds(60)) throws(ClientError) -> OpenOutcome {
-        let reply = try request(.open(url: url, annotation: annotation, options: options), waitingFor: "open \(url)", timeout: timeout)
+        let reply = try request(.open(url: url, annotation: annotation, options: options), waitingFor: "open \(TerminalText.quoted(url))", timeout: timeout)
         switch reply {
         case .openResult(let outcome): return outcome
         case .failure(let error): return .failure(error)
@@ -36,7 +36,7 @@ public final class LaunchServicesClient {
 
     /// Whether a handler for the URL's scheme exists, and which app it is.
     public func canOpen(_ url: String, timeout: Duration = .seconds(10)) throws(ClientError) -> (canOpen: Bool, app: String?) {
-        let reply = try request(.canOpen(url: url), waitingFor: "canOpen \(url)", timeout: timeout)
+        let reply = try request(.canOpen(url: url), waitingFor: "canOpen \(TerminalText.quoted(url))", timeout: timeout)
         switch reply {
         case .canOpenResult(let canOpen, let app): return (canOpen, app)
         case .failure(let error): throw .refused(error)

@@ -135,15 +135,21 @@ public struct BundleError: Error, Equatable, Sendable, CustomStringConvertible {
     public var path: String
     public var key: String?
     public var problem: String
+    /// The valid schemes the refused bundle's Info.plist declares, when it could be read:
+    /// what `lsctl explain` names when a scheme opens in no app because of this refusal.
+    public var declaredSchemes: [URLScheme]
 
-    public init(path: String, key: String?, problem: String) {
+    public init(path: String, key: String?, problem: String, declaredSchemes: [URLScheme] = []) {
         self.path = path
         self.key = key
         self.problem = problem
+        self.declaredSchemes = declaredSchemes
     }
 
+    /// Control characters escaped: a file name in an apps folder can hold any byte, and this
+    /// text is logged and printed (TerminalText).
     public var description: String {
-        if let key { return "bundle \(path): \(key) \(problem)" }
-        return "bundle \(path): \(problem)"
+        if let key { return TerminalText.escapingControls("bundle \(path): \(key) \(problem)") }
+        return TerminalText.escapingControls("bundle \(path): \(problem)")
     }
 }

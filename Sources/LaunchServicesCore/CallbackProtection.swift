@@ -80,25 +80,25 @@ public struct CallbackCheck {
         do {
             target = try ParsedURL(callback)
         } catch {
-            return CallbackViolation(parameter: parameter, url: callback, message: "the \(parameter) callback '\(callback)' is not a valid URL: \(error)")
+            return CallbackViolation(parameter: parameter, url: callback, message: "the \(parameter) callback \(TerminalText.quoted(callback)) is not a valid URL: \(error)")
         }
         if let token = CallbackAddress.token(of: target) {
             guard let owner = reservationOwner(token) else {
-                return CallbackViolation(parameter: parameter, url: callback, message: "the \(parameter) callback '\(callback)' names a callback address nobody is waiting on")
+                return CallbackViolation(parameter: parameter, url: callback, message: "the \(parameter) callback \(TerminalText.quoted(callback)) names a callback address nobody is waiting on")
             }
             guard owner == returnTo else {
-                return CallbackViolation(parameter: parameter, url: callback, message: "the \(parameter) callback '\(callback)' was reserved by \(owner), not by \(returnTo)")
+                return CallbackViolation(parameter: parameter, url: callback, message: "the \(parameter) callback \(TerminalText.quoted(callback)) was reserved by \(owner), not by \(returnTo)")
             }
             return nil
         }
         if target.scheme == CallbackAddress.scheme {
-            return CallbackViolation(parameter: parameter, url: callback, message: "the \(parameter) callback '\(callback)' uses the reserved scheme '\(CallbackAddress.scheme)' without a token")
+            return CallbackViolation(parameter: parameter, url: callback, message: "the \(parameter) callback \(TerminalText.quoted(callback)) uses the reserved scheme '\(CallbackAddress.scheme)' without a token")
         }
         let opener = handler(target.scheme)
         guard opener == returnTo else {
             let where_ = opener.map { "opens in \($0)" } ?? "opens in no app"
             return CallbackViolation(parameter: parameter, url: callback, message:
-                "the \(parameter) callback '\(callback)' \(where_), not in \(returnTo): a callback may only return to the app that asked for it")
+                "the \(parameter) callback \(TerminalText.quoted(callback)) \(where_), not in \(returnTo): a callback may only return to the app that asked for it")
         }
         return nil
     }

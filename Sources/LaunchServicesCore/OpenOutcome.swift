@@ -18,6 +18,9 @@ public enum OpenErrorCode: String, Sendable, CaseIterable, Codable {
     /// A command named something that does not exist or is malformed (a bundle that does
     /// not validate, an unknown bundle id, a scheme nobody claims).
     case invalidRequest
+    /// Client side: the user chose no app at lsopen's chooser (an empty answer, or the end
+    /// of input); nothing was opened. Never on the wire.
+    case cancelled
 }
 
 /// A named failure: the code, the phase when one applies, and a message for a person.

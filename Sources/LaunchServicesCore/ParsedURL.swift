@@ -125,9 +125,9 @@ public enum URLError: Error, Equatable, Sendable, CustomStringConvertible {
         case .empty: return "the URL is empty"
         case .tooLong(let length, let limit): return "the URL is \(length) bytes long; the limit is \(limit)"
         case .invalidCharacter(let url, let value):
-            return "URL '\(url)' contains a space or control character (U+\(String(value, radix: 16, uppercase: true))); percent-encode it (a space is %20)"
-        case .missingScheme(let url): return "URL '\(url)' has no scheme; write it as SCHEME:…, e.g. xyz://path"
-        case .invalidScheme(let url, let error): return "URL '\(url)': \(error)"
+            return "URL \(TerminalText.quoted(url)) contains a space or control character (U+\(String(value, radix: 16, uppercase: true))); percent-encode it (a space is %20)"
+        case .missingScheme(let url): return "URL \(TerminalText.quoted(url)) has no scheme; write it as SCHEME:…, e.g. xyz://path"
+        case .invalidScheme(let url, let error): return "URL \(TerminalText.quoted(url)): \(error)"
         }
     }
 }

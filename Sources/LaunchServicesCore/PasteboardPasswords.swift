@@ -59,7 +59,7 @@ extension Pasteboards {
         if let expired = Self.expired(board, now: now) { board = expired }
         if request.operation == .copy { try validate(request, name: name) }
         if board.isProtected, let verifier = board.passwordVerifier {
-            guard let password else { throw Self.passwordMissing(name) }
+            guard let password else { throw Self.passwordMissing(name, request.operation) }
             return .check(password: password, verifier: verifier)
         }
         if request.operation == .copy, let password { return .makeVerifier(password: password) }
@@ -72,7 +72,17 @@ extension Pasteboards {
         return password
     }
 
-    static func passwordMissing(_ name: String) -> PasteboardError {
-        PasteboardError(.notPermitted, "pasteboard '\(name)' is protected by a password; pass it (lsctl pasteboard --password, or password= for the paste service)")
+    /// Names the command that would have worked, verb included (`lsctl pasteboard paste
+    /// --name N --password …`), and the ways to keep the password out of `ps`.
+    static func passwordMissing(_ name: String, _ operation: PasteboardRequest.Operation) -> PasteboardError {
+        let selection = name == general ? "" : " --name \(shellWord(name))"
+        return PasteboardError(.notPermitted, "pasteboard \(TerminalText.quoted(name)) is protected by a password; pass it: lsctl pasteboard \(operation.rawValue)\(selection) --password … (or --password-file FILE, or $LSCTL_PASTEBOARD_PASSWORD); apps pass it to application.pasteboard(named:), the paste service as password=")
+    }
+
+    /// `word` as one shell word: bare when it is plainly safe, else in single quotes.
+    static func shellWord(_ word: String) -> String {
+        let safe = !word.isEmpty && word.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-+/:@%".unicodeScalars.contains($0)) }
+        if safe { return word }
+        return "'" + TerminalText.escapingControls(word).replacing("'", with: "'\\''") + "'"
     }
 }

@@ -164,7 +164,7 @@ public struct Pasteboards: Sendable {
         if let expired = expire(name, now: now) { changed = expired }
         var board = boards[name] ?? Pasteboard(name: name)
         if board.isProtected, let verifier = board.passwordVerifier {
-            guard Self.password(of: request) != nil else { throw Self.passwordMissing(name) }
+            guard Self.password(of: request) != nil else { throw Self.passwordMissing(name, request.operation) }
             switch proof {
             case .matches(let proven) where proven == verifier: break
             case .wrong: throw PasteboardError(.notPermitted, "wrong password for pasteboard '\(name)'")

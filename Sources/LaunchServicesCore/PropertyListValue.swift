@@ -54,7 +54,9 @@ public enum JSONText {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if scalar.value < 0x20 {
+                // Every character a terminal acts on, not only those JSON requires escaped:
+                // JSON output is often read on a terminal (TerminalText).
+                if TerminalText.isControl(scalar) {
                     let hex = String(scalar.value, radix: 16)
                     out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {

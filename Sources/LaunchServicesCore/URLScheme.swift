@@ -47,12 +47,12 @@ public enum SchemeError: Error, Equatable, Sendable, CustomStringConvertible {
         case .empty:
             return "the scheme is empty"
         case .mustStartWithLetter(let s):
-            return "scheme '\(s)' must start with a letter (RFC 3986: ALPHA *( ALPHA / DIGIT / \"+\" / \"-\" / \".\" ))"
+            return "scheme \(TerminalText.quoted(s)) must start with a letter (RFC 3986: ALPHA *( ALPHA / DIGIT / \"+\" / \"-\" / \".\" ))"
         case .invalidCharacter(let s, let c):
             let codes = c.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined(separator: " ")
             let printable = c.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F && !($0.value >= 0x80 && $0.value < 0xA0) }
             let shown = c.isASCII && printable ? "'\(c)'" : (printable ? "'\(c)' (\(codes))" : codes)
-            return "scheme '\(s)' contains \(shown); only letters, digits, '+', '-' and '.' are allowed (RFC 3986)"
+            return "scheme \(TerminalText.quoted(s)) contains \(shown); only letters, digits, '+', '-' and '.' are allowed (RFC 3986)"
         }
     }
 }

@@ -123,7 +123,7 @@ public enum XCallbackError: Error, Equatable, Sendable, CustomStringConvertible 
 
     public var description: String {
         switch self {
-        case .notXCallback(let url): return "'\(url)' is not an x-callback-url: its host must be 'x-callback-url' (SCHEME://x-callback-url/ACTION?…)"
+        case .notXCallback(let url): return "\(TerminalText.quoted(url)) is not an x-callback-url: its host must be 'x-callback-url' (SCHEME://x-callback-url/ACTION?…)"
         }
     }
 }

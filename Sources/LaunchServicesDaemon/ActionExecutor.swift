@@ -238,7 +238,8 @@ final class ActionExecutor {
         var answered = outcome
         let now = loop.now.uptimeNanoseconds
         answered.totalNanoseconds = now >= entry.received ? now - entry.received : 0
-        history.record(source: entry.source, scheme: entry.scheme, answered)
+        history.record(source: entry.source, scheme: entry.scheme, answered, callerLeft: entry.callerLeft)
+        guard !entry.callerLeft else { return }
         connections.send(Envelope(id: entry.id, .openResult(answered)), to: entry.connection)
         report(.answered(entry.connection))
     }
@@ -256,7 +257,9 @@ final class ActionExecutor {
             // Who asked, what opened, and each phase: the line a person reads in the journal.
             let asked = entry.map { "\($0.scheme): for \($0.source) " } ?? ""
             let phases = outcome.timings.map { "\($0.phase.rawValue) \(Milliseconds.text($0.nanoseconds, decimals: 2)) ms" }.joined(separator: ", ")
-            logger.info("opened \(asked)in \(outcome.app ?? "?") via \(outcome.method?.rawValue ?? "?") (\(outcome.launched ? "launched" : "warm"): \(phases))", metadata: metadata)
+            // The launch state in lsopen's words (cold, warm, resumed, hot), so the two agree.
+            let state = (outcome.launchState ?? (outcome.launched ? .cold : .warm)).rawValue
+            logger.info("opened \(asked)in \(outcome.app ?? "?") via \(outcome.method?.rawValue ?? "?") (\(state): \(phases))", metadata: metadata)
         }
     }
 }

@@ -27,7 +27,8 @@ public enum BundleLoader {
                 do {
                     let bundle = try load(bundleAt: path)
                     if let first = seen[bundle.id] {
-                        result.errors.append(BundleError(path: path, key: "CFBundleIdentifier", problem: "'\(bundle.id)' is already registered from \(first); bundle identifiers must be unique"))
+                        result.errors.append(BundleError(path: path, key: "CFBundleIdentifier", problem: "'\(bundle.id)' is already registered from \(first); bundle identifiers must be unique",
+                                                         declaredSchemes: bundle.schemes))
                         continue
                     }
                     seen[bundle.id] = path
@@ -62,9 +63,25 @@ public enum BundleLoader {
         } catch {
             throw BundleError(path: path, key: nil, problem: "Info.plist is not a valid property list: \(describe(error))")
         }
-        let bundle = try AppBundle(validating: plist, path: path)
-        try BundlePath.checkExecutable(of: bundle)
-        return bundle
+        do throws(BundleError) {
+            let bundle = try AppBundle(validating: plist, path: path)
+            try BundlePath.checkExecutable(of: bundle)
+            return bundle
+        } catch {
+            var refusal = error
+            refusal.declaredSchemes = declaredSchemes(plist)
+            throw refusal
+        }
+    }
+
+    /// The valid schemes a refused Info.plist declares (those that would be claimed had the
+    /// bundle validated), for `lsctl explain`.
+    static func declaredSchemes(_ plist: InfoPlist) -> [URLScheme] {
+        var seen: Set<URLScheme> = []
+        return (plist.urlTypes ?? []).flatMap { $0.schemes ?? [] }.compactMap { text in
+            guard let scheme = try? URLScheme(validating: text), scheme != CallbackAddress.scheme, seen.insert(scheme).inserted else { return nil }
+            return scheme
+        }
     }
 
     static func keyPath(_ context: DecodingError.Context) -> String {

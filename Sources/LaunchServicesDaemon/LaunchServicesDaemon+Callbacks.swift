@@ -53,19 +53,24 @@ extension LaunchServicesDaemon {
     /// Someone opened a reserved address: hand the URL to the waiting caller, once.
     func routeCallback(_ url: ParsedURL, token: String, returnTo: String?, id: UInt32, from connection: ClientConnection) {
         guard let reservation = reservations[token] else {
-            send(Envelope(id: id, .openResult(.failure(OpenError(.noHandler,
-                "nobody waits at \(CallbackAddress.base(token: token)): the caller that reserved it has gone, or was already called back")))), to: connection)
+            let gone = OpenOutcome.failure(OpenError(.noHandler,
+                "nobody waits at \(CallbackAddress.base(token: token)): the caller that reserved it has gone, or was already called back"))
+            executor.history.record(source: connection.identity, scheme: url.scheme, gone)
+            send(Envelope(id: id, .openResult(gone)), to: connection)
             return
         }
         if let returnTo, returnTo != reservation.connection.identity {
-            let refusal = OpenError(.notPermitted, "refused to open \(url): the callback address belongs to \(reservation.connection.identity), not to \(returnTo)")
-            send(Envelope(id: id, .openResult(.failure(refusal))), to: connection)
+            let refusal = OpenOutcome.failure(OpenError(.notPermitted, "refused to open \(TerminalText.quoted(url.string)): the callback address belongs to \(reservation.connection.identity), not to \(returnTo)"))
+            executor.history.record(source: connection.identity, scheme: url.scheme, refusal)
+            send(Envelope(id: id, .openResult(refusal)), to: connection)
             return
         }
         reservations[token] = nil
         reservation.connection.reservations.remove(token)
         logger.info("callback from \(connection.identity) delivered to a waiting \(reservation.connection.identity)", metadata: ["bundle_id": "\(connection.identity)", "outcome": "callback"])
         send(Envelope(id: reservation.id, .callback(url: url.string, sourceApplication: connection.identity)), to: reservation.connection)
-        send(Envelope(id: id, .openResult(OpenOutcome(app: reservation.connection.identity))), to: connection)
+        let delivered = OpenOutcome(app: reservation.connection.identity)
+        executor.history.record(source: connection.identity, scheme: url.scheme, delivered)
+        send(Envelope(id: id, .openResult(delivered)), to: connection)
     }
 }

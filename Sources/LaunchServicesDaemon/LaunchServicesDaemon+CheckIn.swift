@@ -80,6 +80,8 @@ extension LaunchServicesDaemon {
     }
 
     private func refuseCheckIn(_ connection: ClientConnection, _ code: OpenErrorCode, _ text: String) {
+        // The text may quote the bundle path the process declared: escaped, like any path.
+        let text = TerminalText.escapingControls(text)
         logger.warning("app check-in refused: \(text)")
         connection.closing = true
         ConnectionTable.refuse(connection.channel, with: OpenError(code, text))

@@ -106,8 +106,19 @@ extension LaunchServicesDaemon {
                 return done(.failure(OpenError(.unavailable, "cannot save the registration of \(bundle.id): \(error)")))
             }
             registryService.register(bundle, source: .manual, at: time)
-            logger.notice("registered \(bundle.id) from \(bundle.path)", metadata: ["bundle_id": "\(bundle.id)"])
-            done(.queryResult(json: JSONDocument.encode(RegisterReport(registered: AppReport(bundle)))))
+            logger.notice("registered \(bundle.id) from \(TerminalText.escapingControls(bundle.path))", metadata: ["bundle_id": "\(bundle.id)"])
+            done(.queryResult(json: JSONDocument.encode(RegisterReport(registered: AppReport(bundle), heldByOthers: schemesHeld(from: bundle)))))
+        }
+    }
+
+    /// The schemes `bundle` declares that open in another app (the user's default, or a
+    /// claimant registered earlier): registering never takes a scheme over silently, so the
+    /// answer says which ones it did not win and who holds each.
+    private func schemesHeld(from bundle: AppBundle) -> [SchemeReport] {
+        bundle.schemes.compactMap { scheme in
+            guard let resolution = registry.resolve(scheme), resolution.app.id != bundle.id else { return nil }
+            return SchemeReport(scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue, claimants: resolution.claimants,
+                                claims: resolution.claims.map(ClaimReport.init), kind: resolution.app.kind(of: scheme))
         }
     }
 
@@ -123,6 +134,15 @@ extension LaunchServicesDaemon {
             logger.notice("unregistered \(id)", metadata: ["bundle_id": "\(id)"])
             var answer = UnregisterReport(unregistered: id)
             if source == .folder { answer.note = "its bundle is in an apps folder: it is registered again when the daemon next scans the folders" }
+            // A running app is quit, as lsctl quit would (willTerminate, then SIGTERM and
+            // SIGKILL after the grace): the daemon does not keep driving an app it no longer
+            // knows, whose scheme now opens elsewhere and whose bundle may be deleted next.
+            if machine.state(of: id) != .notRunning, machine.apps[id]?.quitting == nil, let pid = machine.pid(of: id) {
+                answer.quitting = pid
+                logger.notice("quitting \(id) (pid \(pid)): it was unregistered while running", metadata: ["bundle_id": "\(id)", "pid": "\(pid)"])
+                perform(machine.quit(app: id, grace: configuration.shutdownGrace, now: now))
+                flushPending()
+            }
             done(.queryResult(json: JSONDocument.encode(answer)))
         }
     }
@@ -164,18 +184,30 @@ extension LaunchServicesDaemon {
             guard visible?.contains(scheme) ?? true else {
                 return .failure(OpenError(.notPermitted, "'\(scheme)' is not in this app's LSApplicationQueriesSchemes, so it may not ask about it"))
             }
-            return explainScheme(scheme, url: text)
+            return explainScheme(scheme, url: text, showRefused: visible == nil)
         } catch {
             return .failure(OpenError(.invalidURL, "invalid URL: \(error)"))
         }
     }
 
-    private func explainScheme(_ scheme: URLScheme, url: String?) -> Message {
+    /// `showRefused`: name the refused bundles that declare the scheme (the user's tools
+    /// only; an app learns no bundle paths).
+    private func explainScheme(_ scheme: URLScheme, url: String?, showRefused: Bool = true) -> Message {
         let userDefault = registry.defaults[scheme]
+        let refusedClaims = showRefused ? registryService.refused.filter { $0.declaredSchemes.contains(scheme) }.map {
+            RefusedClaimReport(path: TerminalText.escapingControls($0.path), reason: TerminalText.escapingControls(($0.key.map { "\($0) " } ?? "") + $0.problem))
+        } : []
         guard let resolution = registry.resolve(scheme) else {
+            var why = "no registered app declares '\(scheme)' in its CFBundleURLTypes"
+            if let first = refusedClaims.first {
+                why += refusedClaims.count == 1
+                    ? "; the bundle \(first.path) declares it but was refused: \(first.reason)"
+                    : "; \(refusedClaims.count) bundles declare it but were refused (see refusedClaims; lsctl status lists why)"
+                why += "; fix the bundle, then lsctl rescan"
+            }
             return .queryResult(json: JSONDocument.encode(ExplainReport(
                 url: url ?? "\(scheme):", scheme: scheme.normalized, app: nil, reason: "noHandler",
-                why: "no registered app declares '\(scheme)' in its CFBundleURLTypes", claimants: [], userDefault: userDefault)))
+                why: why, claimants: [], userDefault: userDefault, refusedClaims: refusedClaims)))
         }
         let why: String
         switch resolution.reason {
@@ -191,6 +223,6 @@ extension LaunchServicesDaemon {
         return .queryResult(json: JSONDocument.encode(ExplainReport(
             url: url ?? "\(scheme):", scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue,
             why: why, claimants: resolution.claimants, userDefault: userDefault, claims: resolution.claims.map(ClaimReport.init),
-            kind: resolution.app.kind(of: scheme))))
+            kind: resolution.app.kind(of: scheme), refusedClaims: refusedClaims)))
     }
 }

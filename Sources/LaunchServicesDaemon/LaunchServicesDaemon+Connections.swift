@@ -74,8 +74,11 @@ extension LaunchServicesDaemon: ConnectionEvents {
         guard connections.remove(connection) else { return }
         connection.helloDeadline?.cancel()
         // Opens still queued for this caller are dropped: nobody would read their answers.
+        // Those an app already has end in their own time; `lsctl history` records both.
         machine.withdraw(connection.waiting)
-        executor.ledger.drop(connection.waiting)
+        for entry in executor.ledger.callerLeft(connection.waiting, owed: machine.owed(among: connection.waiting)) {
+            executor.history.recordWithdrawn(source: entry.source, scheme: entry.scheme, app: entry.app)
+        }
         for token in connection.reservations { reservations[token] = nil }
         if let app = connection.appID, connections.detach(app, ifItIs: connection) != nil {
             perform(machine.disconnected(app: app))
@@ -97,6 +100,9 @@ extension LaunchServicesDaemon: ConnectionEvents {
     func protocolViolation(_ text: String, on connection: ClientConnection) {
         loop.assertInEventLoop()
         guard !connection.closing else { return }
+        // The text may quote what the peer sent (an unknown enum string): logged and
+        // answered with its control characters escaped.
+        let text = TerminalText.escapingControls(text)
         connection.closing = true
         logger.warning("protocol violation; closing the connection: \(text)", metadata: ["peer": "\(connection.identity)"])
         ConnectionTable.refuse(connection.channel, with: OpenError(.protocolError, text))

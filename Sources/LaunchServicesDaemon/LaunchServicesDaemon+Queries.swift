@@ -8,20 +8,25 @@ import NIOCore
 /// The inspections (`AdminQuery`: `lsctl status`, `apps`, `schemes`, `conflicts`, `running`,
 /// `pasteboards`): JSON documents of the daemon's state (AdminReports.swift), filtered for apps.
 extension LaunchServicesDaemon {
-    /// The schemes an app may learn about (its `LSApplicationQueriesSchemes`, the iOS 9
-    /// rule, which every query obeys, not only canOpenURL); `nil` for the user's tools.
+    /// The schemes an app may learn about: those in its `LSApplicationQueriesSchemes` (the
+    /// iOS 9 rule, which every query obeys, not only canOpenURL) and those it declares itself
+    /// (an app sees itself: which of its schemes it opens, and who does instead); `nil` for
+    /// the user's tools.
     func visibleSchemes(for connection: ClientConnection) -> Set<URLScheme>? {
         guard connection.identity != Self.shellIdentity else { return nil }
-        return registry.apps[connection.identity]?.queriesSchemes ?? []
+        guard let app = registry.apps[connection.identity] else { return [] }
+        return app.queriesSchemes.union(app.schemes)
     }
 
     func answer(_ query: AdminQuery, for connection: ClientConnection) -> Message {
         let visible = visibleSchemes(for: connection)
-        /// Whether an app may be listed: the asker itself, or a handler of a scheme it may query.
+        let queryable = visible == nil ? nil : registry.apps[connection.identity]?.queriesSchemes ?? []
+        /// Whether an app may be listed: the asker itself, or a handler of a scheme it may
+        /// query (the holder of a scheme it only declares is named in that scheme's row).
         func listed(_ app: AppBundle?) -> Bool {
-            guard let visible else { return true }
+            guard let queryable else { return true }
             guard let app else { return false }
-            return app.id == connection.identity || app.schemes.contains { visible.contains($0) && registry.handler(for: $0)?.id == app.id }
+            return app.id == connection.identity || app.schemes.contains { queryable.contains($0) && registry.handler(for: $0)?.id == app.id }
         }
         switch query {
         case .history:

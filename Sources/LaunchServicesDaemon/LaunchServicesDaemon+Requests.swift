@@ -85,7 +85,9 @@ extension LaunchServicesDaemon {
         do {
             url = try ParsedURL(text)
         } catch {
-            send(Envelope(id: id, .openResult(.failure(OpenError(.invalidURL, "invalid URL: \(error)")))), to: connection)
+            let outcome = OpenOutcome.failure(OpenError(.invalidURL, "invalid URL: \(error)"))
+            executor.history.record(source: connection.identity, unparsed: text, outcome)
+            send(Envelope(id: id, .openResult(outcome)), to: connection)
             return
         }
         if let token = CallbackAddress.token(of: url) {
@@ -97,12 +99,13 @@ extension LaunchServicesDaemon {
             switch configuration.callbackPolicy {
             case .refuse:
                 logger.warning("open refused: \(LogRedaction.redact(violation.message, urls: [violation.url, text]))", metadata: ["url_scheme": "\(url.scheme)", "outcome": "notPermitted", "peer": "\(connection.identity)"])
-                var words = violation.parameter == "reply" ? "refused: \(violation.message)" : "refused to open \(text): \(violation.message)"
+                var words = violation.parameter == "reply" ? "refused: \(violation.message)" : "refused to open \(TerminalText.quoted(text)): \(violation.message)"
                 if connection.identity == Self.shellIdentity, violation.parameter != "reply" {
                     words += "; lsopen owns no URL scheme, so use lsopen --wait to be called back"
                 }
-                let refusal = OpenError(.notPermitted, words + " (callbackPolicy 'refuse')")
-                send(Envelope(id: id, .openResult(.failure(refusal, app: registry.handler(for: url.scheme)?.id))), to: connection)
+                let refusal = OpenOutcome.failure(OpenError(.notPermitted, words + " (callbackPolicy 'refuse')"), app: registry.handler(for: url.scheme)?.id)
+                executor.history.record(source: connection.identity, scheme: url.scheme, refusal)
+                send(Envelope(id: id, .openResult(refusal)), to: connection)
                 return
             case .flag:
                 logger.notice("callback flagged: \(LogRedaction.redact(violation.message, urls: [violation.url, text]))", metadata: ["url_scheme": "\(url.scheme)", "peer": "\(connection.identity)"])
@@ -113,11 +116,12 @@ extension LaunchServicesDaemon {
         let limit = configuration.connectionLimits.maximumPendingRequests
         if connection.waiting.count >= limit {
             limitReached(.pendingRequests, "\(connection.identity) has \(limit) opens waiting on one connection")
-            let busy = OpenError(.unavailable, "this connection already has \(limit) opens waiting for an answer, the limit (connections.maximumPendingRequests); wait for their answers or use another connection")
-            send(Envelope(id: id, .openResult(.failure(busy, app: app.id))), to: connection)
+            let busy = OpenOutcome.failure(OpenError(.unavailable, "this connection already has \(limit) opens waiting for an answer, the limit (connections.maximumPendingRequests); wait for their answers or use another connection"), app: app.id)
+            executor.history.record(source: connection.identity, scheme: url.scheme, busy)
+            send(Envelope(id: id, .openResult(busy)), to: connection)
             return
         }
-        let token = executor.ledger.begin(.init(connection: connection, id: id, scheme: url.scheme, source: connection.identity, url: text, received: now))
+        let token = executor.ledger.begin(.init(connection: connection, id: id, scheme: url.scheme, source: connection.identity, url: text, received: now, app: app.id))
         let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation, warning: warning,
                                   caller: connection.serial, background: options.background)
         perform(machine.open(request, app: app.id, now: now))
@@ -140,7 +144,7 @@ extension LaunchServicesDaemon {
         } else if let app = registry.handler(for: url.scheme) {
             return app
         } else {
-            refusal = "no app handles the scheme '\(url.scheme)' (URL \(text)); install an app whose Info.plist declares it in CFBundleURLTypes (see: lsctl apps)"
+            refusal = "no app handles the scheme '\(url.scheme)' (URL \(TerminalText.quoted(text))); install an app whose Info.plist declares it in CFBundleURLTypes (see: lsctl apps)"
         }
         logger.info("no handler", metadata: ["url_scheme": "\(url.scheme)", "outcome": "noHandler"])
         let outcome = OpenOutcome.failure(OpenError(.noHandler, refusal), app: options.app)

@@ -4,13 +4,19 @@ import LaunchServicesCore
 /// (`x-sadun-services:paste?…&password=…`), and the journal is readable by more than the
 /// app it was meant for. Messages that quote a URL are logged with only its scheme.
 enum LogRedaction {
-    /// `message` with every occurrence of each URL replaced by `scheme:…`.
+    /// `message` with every occurrence of each URL replaced by `scheme:…`: quoted as
+    /// messages quote it (`TerminalText.quoted`), with its control characters escaped, or
+    /// raw. What is left has its control characters escaped, so no line of the log is forged.
     static func redact(_ message: String, urls: [String]) -> String {
         var result = message
         for url in urls where !url.isEmpty {
-            result = replace(url, with: placeholder(for: url), in: result)
+            let placeholder = placeholder(for: url)
+            result = replace(TerminalText.quoted(url), with: "'\(placeholder)'", in: result)
+            let escaped = TerminalText.escapingControls(url)
+            if escaped != url { result = replace(escaped, with: placeholder, in: result) }
+            result = replace(url, with: placeholder, in: result)
         }
-        return result
+        return TerminalText.escapingControls(result)
     }
 
     /// `SCHEME:…`, or `…` when the text has no scheme.

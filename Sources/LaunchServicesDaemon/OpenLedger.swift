@@ -12,6 +12,11 @@ struct OpenLedger {
         let url: String
         /// When the daemon received the request (the loop's clock), for the answer's total.
         let received: UInt64
+        /// The app the open was handed to.
+        var app: String?
+        /// The caller disconnected while the app still had the open: its end is recorded in
+        /// `lsctl history`, and nobody is answered.
+        var callerLeft = false
     }
 
     private var entries: [UInt64: Entry] = [:]
@@ -28,7 +33,8 @@ struct OpenLedger {
         return token
     }
 
-    /// The open `token` answers, now answered; nil when its caller has gone.
+    /// The open `token` answers, now answered (`callerLeft` when nobody waits for it any
+    /// more); nil when it is unknown.
     mutating func finish(_ token: UInt64) -> Entry? {
         served += 1
         guard let entry = entries.removeValue(forKey: token) else { return nil }
@@ -36,8 +42,18 @@ struct OpenLedger {
         return entry
     }
 
-    /// Forgets the opens of a caller that disconnected.
-    mutating func drop(_ tokens: Set<UInt64>) {
-        for token in tokens { entries[token] = nil }
+    /// The caller of `tokens` disconnected. Those the machine still owes (`owed`: sent to an
+    /// app) stay, marked `callerLeft`, so their end is still recorded when it comes; the
+    /// others (withdrawn from the queue, never delivered) are forgotten and returned.
+    mutating func callerLeft(_ tokens: Set<UInt64>, owed: Set<UInt64>) -> [Entry] {
+        var withdrawn: [Entry] = []
+        for token in tokens.sorted() {
+            if owed.contains(token) {
+                entries[token]?.callerLeft = true
+            } else if let entry = entries.removeValue(forKey: token) {
+                withdrawn.append(entry)
+            }
+        }
+        return withdrawn
     }
 }

@@ -105,7 +105,8 @@ final class RegistryService {
     }
 
     private static func alreadyRegistered(_ bundle: AppBundle, from path: String) -> BundleError {
-        BundleError(path: bundle.path, key: "CFBundleIdentifier", problem: "'\(bundle.id)' is already registered from \(path) (lsctl register); unregister that first")
+        BundleError(path: bundle.path, key: "CFBundleIdentifier", problem: "'\(bundle.id)' is already registered from \(path) (lsctl register); unregister that first",
+                    declaredSchemes: bundle.schemes)
     }
 
     /// Takes what `read` found, on the loop, and starts watching the folders.
@@ -132,7 +133,7 @@ final class RegistryService {
         }
         refused = loaded.refused
         for error in refused {
-            logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(error.path)"])
+            logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(TerminalText.escapingControls(error.path))"])
         }
         startWatching()
         logger.info("registry loaded: \(registry.apps.count) apps (\(loaded.manual.count) registered by hand), \(registry.claimants.count) schemes, \(loaded.defaults.count) defaults, \(refused.count) refused")
@@ -297,6 +298,12 @@ final class RegistryService {
         let saved = folderApps
         persist({ try $0.replaceFolderApps(saved) }) { [logger] error in
             if let error { logger.error("could not save the rescanned registry: \(error)") }
+        }
+        // Logged as at start, each refusal once: a bundle still refused for the same reason
+        // at the next rescan is not logged again (`lsctl status` lists them all).
+        let known = Set(refused.map(\.description))
+        for error in errors where !known.contains(error.description) {
+            logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(TerminalText.escapingControls(error.path))"])
         }
         refused = errors
         summary.refused = errors.map(\.description)

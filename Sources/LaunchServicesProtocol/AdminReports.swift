@@ -172,9 +172,13 @@ public struct ExplainReport: Codable, Sendable, Equatable {
     /// The `CFBundleURLName` under which `app` declares the scheme (see `SchemeReport.kind`);
     /// absent when there is no app or its URL type has no name.
     public var kind: String?
+    /// Bundles in the apps folders that declare the scheme but were refused (their claims
+    /// count for nothing until fixed); empty for an app asking, and from daemons before it.
+    public var refusedClaims: [RefusedClaimReport]
 
     public init(url: String, scheme: String, app: String?, reason: String, why: String, claimants: [String], userDefault: String?,
-                claims: [ClaimReport] = [], kind: String? = nil) {
+                claims: [ClaimReport] = [], kind: String? = nil, refusedClaims: [RefusedClaimReport] = []) {
+        self.refusedClaims = refusedClaims
         self.url = url
         self.scheme = scheme
         self.app = app
@@ -186,7 +190,7 @@ public struct ExplainReport: Codable, Sendable, Equatable {
         self.kind = kind
     }
 
-    private enum CodingKeys: String, CodingKey { case url, scheme, app, reason, why, claimants, userDefault, claims, kind }
+    private enum CodingKeys: String, CodingKey { case url, scheme, app, reason, why, claimants, userDefault, claims, kind, refusedClaims }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -195,39 +199,21 @@ public struct ExplainReport: Codable, Sendable, Equatable {
                   why: try c.decode(String.self, forKey: .why), claimants: try c.decode([String].self, forKey: .claimants),
                   userDefault: try c.decodeIfPresent(String.self, forKey: .userDefault),
                   claims: try c.decodeIfPresent([ClaimReport].self, forKey: .claims) ?? [],
-                  kind: try c.decodeIfPresent(String.self, forKey: .kind))
+                  kind: try c.decodeIfPresent(String.self, forKey: .kind),
+                  refusedClaims: try c.decodeIfPresent([RefusedClaimReport].self, forKey: .refusedClaims) ?? [])
     }
 }
 
-/// Registration times as reports show them: milliseconds since the Unix epoch written as
-/// ISO-8601 in UTC with milliseconds, `2026-11-23T20:07:26.123Z`.
-public enum ClaimTime {
-    public static func iso8601(_ milliseconds: Int64) -> String {
-        let ms = milliseconds.modulo(1000)
-        let seconds = (milliseconds - ms) / 1000
-        let secondOfDay = seconds.modulo(86_400)
-        let days = (seconds - secondOfDay) / 86_400
-        // Days since 1970-01-01 to a civil date (proleptic Gregorian).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ v: Int64, _ width: Int) -> String {
-            let text = String(v)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(ms, 3))Z"
-    }
-}
+/// A refused bundle that declares a scheme (`ExplainReport.refusedClaims`): where it is and
+/// why it was refused (the key and the problem, as `lsctl status` lists it).
+public struct RefusedClaimReport: Codable, Sendable, Equatable {
+    public var path: String
+    public var reason: String
 
-private extension Int64 {
-    /// The remainder with the sign of the divisor (times before 1970 stay ordered).
-    func modulo(_ divisor: Int64) -> Int64 { ((self % divisor) + divisor) % divisor }
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
 }
 
 /// One live app (`running`).
@@ -264,22 +250,42 @@ public struct RescanSummary: Codable, Sendable, Equatable {
     }
 }
 
-/// The answer to `register`: `{"registered": {…}}`.
+/// The answer to `register`: `{"registered": {…}, "heldByOthers": […]}`.
 public struct RegisterReport: Codable, Sendable, Equatable {
     public var registered: AppReport
+    /// The schemes the app declares that open in another app (the user's default for it, or
+    /// an app registered earlier): each with the app that holds it and why. Empty when the
+    /// app opens every scheme it declares, and from daemons before it.
+    public var heldByOthers: [SchemeReport]
 
-    public init(registered: AppReport) { self.registered = registered }
+    public init(registered: AppReport, heldByOthers: [SchemeReport] = []) {
+        self.registered = registered
+        self.heldByOthers = heldByOthers
+    }
+
+    private enum CodingKeys: String, CodingKey { case registered, heldByOthers }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(registered: try c.decode(AppReport.self, forKey: .registered),
+                  heldByOthers: try c.decodeIfPresent([SchemeReport].self, forKey: .heldByOthers) ?? [])
+    }
 }
 
 /// The answer to `unregister`: `{"unregistered": ID}`, with a `note` when the bundle is in
-/// an apps folder (it comes back at the next scan).
+/// an apps folder (it comes back at the next scan), and `quitting` when the app was running.
 public struct UnregisterReport: Codable, Sendable, Equatable {
     public var unregistered: String
     public var note: String?
+    /// The pid of the app, when it was running: it is being quit as `lsctl quit` would
+    /// (its connection closes; SIGTERM, then SIGKILL, after the grace). The answer does not
+    /// wait for the exit.
+    public var quitting: Int32?
 
-    public init(unregistered: String, note: String? = nil) {
+    public init(unregistered: String, note: String? = nil, quitting: Int32? = nil) {
         self.unregistered = unregistered
         self.note = note
+        self.quitting = quitting
     }
 }
 
@@ -325,23 +331,34 @@ public struct DebugStallReport: Codable, Sendable, Equatable {
 /// One line of `lsctl history`: an open as the daemon answered it. Never the URL itself
 /// (it may carry secrets): its scheme only.
 public struct HistoryEntry: Codable, Sendable, Equatable {
+    /// `outcome` of an open withdrawn before it reached the app: its caller left first.
+    public static let withdrawn = "withdrawn"
+
     /// When it was answered, ISO-8601 UTC with milliseconds.
     public var time: String
     /// Who asked (the verified source application).
     public var source: String
+    /// Lowercase; empty for an invalid URL without a valid scheme.
     public var scheme: String
     public var app: String?
     /// `cold`, `warm`, `resumed` or `hot`; absent when the open never reached an app.
     public var launchState: String?
-    /// `opened`, or the error code.
+    /// `opened`, the error code (`invalidURL`, `noHandler`, `notPermitted`, `timeout`, …), or
+    /// `withdrawn`.
     public var outcome: String
     public var method: String?
     /// Milliseconds per phase, in order.
     public var phasesMs: [String: Double]
     /// The daemon's total, request in to answer out.
     public var totalMs: Double?
+    /// `true` when the caller had disconnected before the open ended (it timed out waiting,
+    /// or was stopped): the outcome was recorded, and nobody was answered. Absent otherwise,
+    /// and from daemons before it.
+    public var callerLeft: Bool?
 
-    public init(time: String, source: String, scheme: String, app: String?, launchState: String?, outcome: String, method: String?, phasesMs: [String: Double], totalMs: Double?) {
+    public init(time: String, source: String, scheme: String, app: String?, launchState: String?, outcome: String, method: String?, phasesMs: [String: Double], totalMs: Double?,
+                callerLeft: Bool? = nil) {
+        self.callerLeft = callerLeft
         self.time = time
         self.source = source
         self.scheme = scheme

@@ -13,7 +13,8 @@ struct LaunchServicesDaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "launchservicesd",
         abstract: "The per-user Launch Services daemon: registry, launching, URL delivery.",
-        discussion: "Runs in the foreground and logs to stderr; SIGTERM or SIGINT stops it cleanly (apps it launched are closed too). One daemon at a time uses a state folder: a second one on the same --state refuses to start, naming the first one's pid and socket. A damaged database in the state folder is set aside unchanged (FILE.damaged-TIMESTAMP) and replaced by a new one; lsctl status says what was lost.",
+        discussion: "Runs in the foreground and logs to stderr; SIGTERM or SIGINT stops it cleanly (apps it launched are closed too). One daemon at a time uses a state folder: a second one on the same --state refuses to start, naming the first one's pid and socket. A damaged database in the state folder is set aside unchanged (FILE.damaged-TIMESTAMP) and replaced by a new one; lsctl status says what was lost. Exit status: "
+            + DaemonExitStatus.all.map { "\($0.status) \($0.meaning)" }.joined(separator: "; ") + ".",
         version: LaunchServicesDaemon.version)
 
     @Option(help: "Socket path (default: $LAUNCHSERVICES_SOCKET, else $XDG_RUNTIME_DIR/launchservices/socket).")

@@ -27,7 +27,7 @@ struct Quit: ParsableCommand {
 struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the recent opens: time, who asked, scheme, app, launch state, outcome and phase times (never the URLs).",
-        discussion: "The daemon keeps the last 1000 in memory; they are gone when it restarts.")
+        discussion: "Every open the daemon answered: opened, refused (invalid URL, no handler, not permitted, a limit), failed, ended after its caller left (callerLeft), or withdrawn (its caller left before the app had it). The daemon keeps the last 1000 in memory; they are gone when it restarts.")
 
     @Option(name: .short, help: "Show only the last N opens.") var n: Int?
     @OptionGroup var common: CommonOptions
@@ -44,7 +44,7 @@ struct History: ParsableCommand {
         if common.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(entries), as: UTF8.self))
+            printJSON(String(decoding: try encoder.encode(entries), as: UTF8.self))
             return
         }
         guard !entries.isEmpty else {
@@ -55,8 +55,9 @@ struct History: ParsableCommand {
             let phases = ["launch", "willFinishLaunching", "didFinishLaunching", "openURL"].compactMap { phase in
                 e.phasesMs[phase].map { "\(phase) \(String(format: "%.2f", $0))" }
             }
-            var line = "\(e.time)  \(e.source) → \(e.scheme): in \(e.app ?? "-")  \(e.outcome)"
+            var line = "\(e.time)  \(e.source) → \(e.scheme.isEmpty ? "(no scheme)" : e.scheme + ":") in \(e.app ?? "-")  \(e.outcome)"
             if let state = e.launchState { line += " (\(state))" }
+            if e.callerLeft == true, e.outcome != HistoryEntry.withdrawn { line += " after the caller left" }
             if !phases.isEmpty { line += "  " + phases.joined(separator: ", ") + " ms" }
             if let total = e.totalMs { line += "; total \(String(format: "%.2f", total)) ms" }
             print(line)

@@ -14,7 +14,9 @@ struct ExportXDG: ParsableCommand {
         discussion: """
         Writes $XDG_DATA_HOME/applications/\(ExportXDG.desktopFile) and updates the \
         [Default Applications] of $XDG_CONFIG_HOME/mimeapps.list. A scheme that already has \
-        another default handler there is left alone (and reported) unless --force.
+        another default handler there is left alone (and reported) unless --force. \
+        xdg-open reads these defaults only when DISPLAY or WAYLAND_DISPLAY is set; without \
+        them it runs $BROWSER, so headless, set BROWSER to lsopen (export-xdg says so).
         """)
 
     static let desktopFile = "swift-launch-services-lsopen.desktop"
@@ -98,19 +100,33 @@ struct ExportXDG: ParsableCommand {
         try desktop.write(toFile: dataHome + "/applications/" + Self.desktopFile, atomically: true, encoding: .utf8)
         try (lines.joined(separator: "\n") + "\n").write(toFile: mimeapps, atomically: true, encoding: .utf8)
         let desktopPath = dataHome + "/applications/" + Self.desktopFile
+        let headless = Self.headlessNote(environment, lsopen: lsopenPath)
         if options.json {
-            let report: [String: Any] = [
+            var report: [String: Any] = [
                 "desktopFile": desktopPath,
                 "mimeapps": mimeapps,
                 "exported": exported,
                 "skipped": skipped.map { ["scheme": $0.scheme, "default": $0.current] },
             ]
+            if let headless { report["note"] = headless }
             let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-            print(String(decoding: data, as: UTF8.self))
+            printJSON(String(decoding: data, as: UTF8.self))
             return
         }
         print("exported \(exported.count) scheme(s) to \(desktopPath): \(exported.joined(separator: ", "))")
         print("updated \(mimeapps)")
         for (scheme, current) in skipped { print("left alone: \(scheme) (default: \(current)); use --force to take it over") }
+        if let headless { print("note: \(headless)") }
+    }
+
+    /// xdg-open (xdg-utils, outside a desktop environment) reads x-scheme-handler defaults
+    /// only when `DISPLAY` or `WAYLAND_DISPLAY` is set; without either it runs `$BROWSER`
+    /// (a `:`-separated list, tried in turn until one succeeds). Said when neither is set
+    /// here, with what to do; nil in a graphical session.
+    static func headlessNote(_ environment: [String: String], lsopen: String) -> String? {
+        let display = ["DISPLAY", "WAYLAND_DISPLAY"].contains { !(environment[$0] ?? "").isEmpty }
+        guard !display else { return nil }
+        return "neither DISPLAY nor WAYLAND_DISPLAY is set, and without them xdg-open ignores these defaults and runs $BROWSER instead; "
+            + "to reach lsopen there, export BROWSER=\(lsopen) (or BROWSER=\(lsopen):www-browser to fall back to a browser for URLs no app handles), or run lsopen URL directly"
     }
 }

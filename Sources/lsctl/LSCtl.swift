@@ -10,8 +10,15 @@ struct LSCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lsctl",
         abstract: "Inspect and administer launchservicesd.",
+        discussion: "The options every verb takes, --socket PATH and --json, may also come before the verb (lsctl --socket PATH status). "
+            + "Exit status: " + ExitCodes.lsctl.map { "\($0.status) \($0.meaning)" }.joined(separator: "; ") + ".",
         version: LaunchServicesVersion.current,
         subcommands: [Status.self, Apps.self, Schemes.self, Running.self, Register.self, Unregister.self, Default.self, Conflicts.self, Explain.self, Rescan.self, Quit.self, History.self, PasteboardCommand.self, ExportXDG.self, Logs.self, DebugStall.self])
+
+    /// `--socket PATH` and `--json` may also come before the verb (`LeadingOptions`).
+    static func main() {
+        main(LeadingOptions.reordered(Array(CommandLine.arguments.dropFirst())))
+    }
 }
 
 /// Options every verb shares.
@@ -23,9 +30,10 @@ struct CommonOptions: ParsableArguments {
     var socket: String?
 
     /// Asks the daemon one query; prints the daemon's JSON verbatim with --json, else decodes
-    /// it as the query's report type. Exits 69 with a clear message when it cannot be reached.
+    /// it as the query's report type. A refusal (an app asking for the history, say) prints
+    /// the daemon's message and exits 1; an unreachable daemon exits 69.
     func query<Report: Decodable>(_ query: AdminQuery, as report: Report.Type) throws -> Report {
-        try ask(query.topic, as: report, refusalExit: ExitCode(ExitCodes.unavailable)) { try $0.query(query) }
+        try ask(query.topic, as: report, refusalExit: .failure) { try $0.query(query) }
     }
 
     /// Runs a command; prints the daemon's JSON with --json, else decodes it as the command's
@@ -47,12 +55,12 @@ struct CommonOptions: ParsableArguments {
             defer { client.close() }
             text = try send(client)
         } catch let error as ClientError {
-            StandardStreams.error("lsctl: \(error.description)\n")
+            complain(error.description)
             if case .refused = error { throw refusalExit }
             throw ExitCode(ExitCodes.unavailable)
         }
         if json {
-            print(text)
+            printJSON(text)
             throw ExitCode.success
         }
         do {
@@ -77,28 +85,39 @@ func printExplanation(_ e: ExplainReport) {
         print("  also claimed by: \(e.claimants.filter { $0 != e.app }.joined(separator: ", "))")
     }
     if let chosen = e.userDefault, chosen != e.app { print("  user default: \(chosen) (not a claimant now, so ignored)") }
+    for refused in e.refusedClaims { print("  refused bundle declaring it: \(refused.path): \(refused.reason)") }
 }
 
 struct Register: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Register the app bundle at PATH (kept across restarts until unregistered).")
+    static let configuration = CommandConfiguration(
+        abstract: "Register the app bundle at PATH (kept across restarts until unregistered).",
+        discussion: "A scheme the app declares that another app already opens (your default, or an app registered earlier) stays with that app; the answer names each such scheme and its holder.")
     @OptionGroup var options: CommonOptions
     @Argument(help: "A bundle folder holding Info.plist and its executable.") var path: String
 
     func run() throws {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        let app = try options.command(.register(path: absolute), as: RegisterReport.self).registered
+        let report = try options.command(.register(path: absolute), as: RegisterReport.self)
+        let app = report.registered
         print("registered \(app.id) (\(app.schemes.joined(separator: ", ")))")
+        for held in report.heldByOthers {
+            let why = held.reason == "userDefault" ? "your default" : "registered first, since \(held.claims.first { $0.app == held.app }?.since ?? "?")"
+            print("  '\(held.scheme):' still opens with \(held.app) (\(why)); lsctl default \(held.scheme) \(app.id) to open it with \(app.id)")
+        }
     }
 }
 
 struct Unregister: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Remove the app with bundle id ID from the registry.")
+    static let configuration = CommandConfiguration(
+        abstract: "Remove the app with bundle id ID from the registry.",
+        discussion: "A running app is quit as lsctl quit would (its connection closes and it runs willTerminate; SIGTERM, then SIGKILL, after the grace); the answer does not wait for its exit.")
     @OptionGroup var options: CommonOptions
     @Argument(help: "The bundle id.") var id: String
 
     func run() throws {
         let answer = try options.command(.unregister(id: id), as: UnregisterReport.self)
         print("unregistered \(id)")
+        if let pid = answer.quitting { print("it was running (pid \(pid)): quitting it as lsctl quit does (willTerminate; SIGTERM, then SIGKILL, after the grace)") }
         if let note = answer.note { print("note: \(note)") }
     }
 }
@@ -152,7 +171,7 @@ struct Schemes: ParsableCommand {
     func run() throws {
         let rows = try options.query(.schemes, as: [SchemeReport].self)
         guard !rows.isEmpty else { return print("no schemes registered") }
-        Table.print(header: ["SCHEME", "OPENS WITH", "SINCE", "WHY", "CLAIMANTS", "KIND"], rows: rows.map { row in
+        Table.show(header: ["SCHEME", "OPENS WITH", "SINCE", "WHY", "CLAIMANTS", "KIND"], rows: rows.map { row in
             [row.scheme, row.app, row.claims.first { $0.app == row.app }?.since ?? "", row.reason, "\(row.claimants.count)", row.kind ?? "-"]
         })
     }
@@ -165,7 +184,7 @@ struct Conflicts: ParsableCommand {
     func run() throws {
         let rows = try options.query(.conflicts, as: [SchemeReport].self)
         guard !rows.isEmpty else { return print("no contested schemes") }
-        Table.print(header: ["SCHEME", "WINNER", "WHY", "CLAIMS (APP SINCE, EARLIEST FIRST)"], rows: rows.map { row in
+        Table.show(header: ["SCHEME", "WINNER", "WHY", "CLAIMS (APP SINCE, EARLIEST FIRST)"], rows: rows.map { row in
             [row.scheme, row.app, row.reason,
              row.claims.isEmpty ? row.claimants.joined(separator: ", ") : row.claims.map { "\($0.app) \($0.since)" }.joined(separator: ", ")]
         })
@@ -209,7 +228,7 @@ struct Apps: ParsableCommand {
             return
         }
         let rows = apps.map { app -> [String] in [app.id, app.schemes.joined(separator: ","), app.path, Self.urlTypes(app)] }
-        Table.print(header: ["BUNDLE ID", "SCHEMES", "PATH", "URL TYPES (NAME: SCHEMES)"], rows: rows)
+        Table.show(header: ["BUNDLE ID", "SCHEMES", "PATH", "URL TYPES (NAME: SCHEMES)"], rows: rows)
     }
 
     /// `com.acme.todolist: todolist; (unnamed): xyz`, or `-` when none is known.
@@ -232,7 +251,7 @@ struct Running: ParsableCommand {
         let rows = apps.map { app -> [String] in
             [(app.frontmost ? "*" : " ") + app.id, app.state, app.pid.map { String($0) } ?? "-", app.phase ?? "-", "\(app.pendingOpens)"]
         }
-        Table.print(header: [" BUNDLE ID", "STATE", "PID", "PHASE", "PENDING"], rows: rows)
+        Table.show(header: [" BUNDLE ID", "STATE", "PID", "PHASE", "PENDING"], rows: rows)
     }
 }
 
@@ -250,12 +269,12 @@ struct DebugStall: ParsableCommand {
 
 /// Left-aligned columns, as `systemctl list-units` prints them.
 enum Table {
-    static func print(header: [String], rows: [[String]]) {
+    static func show(header: [String], rows: [[String]]) {
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         for row in all {
             let line = row.enumerated().map { $0.offset == row.count - 1 ? $0.element : $0.element.padding(toLength: widths[$0.offset] + 2, withPad: " ", startingAt: 0) }.joined()
-            Swift.print(line)
+            print(line)
         }
     }
 }

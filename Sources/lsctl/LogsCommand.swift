@@ -28,7 +28,7 @@ struct Logs: ParsableCommand {
         let status = try options.query(.status, as: StatusReport.self)
         guard let destination = status.appLogs else {
             StandardStreams.error("lsctl: launchservicesd does not say where app output goes (a daemon before appLogs, whose apps write to its own output; or lsctl run by an app, which is not told)\n")
-            throw ExitCode(ExitCodes.unavailable)
+            throw ExitCode.failure
         }
         let registered = try options.query(.apps, as: [AppReport].self).contains { $0.id == id }
         if destination == "journal" {

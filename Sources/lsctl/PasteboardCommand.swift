@@ -56,7 +56,7 @@ struct PasteboardCommand: ParsableCommand {
                 StandardStreams.error("lsctl: \(bytes) bytes are more than launchservicesd accepts in one message (maximumFrameLength, 1 MiB by default); a pasteboard holds at most pasteboard.maximumBytes (900 KiB by default)\n")
                 throw ExitCode.failure
             }
-            StandardStreams.error("lsctl: \(error.description)\n")
+            complain(error.description)
             if error.isRefusal { throw ExitCode.failure }
             throw ExitCode(ExitCodes.unavailable)
         }
@@ -96,9 +96,9 @@ struct PasteboardCommand: ParsableCommand {
             let snapshot = try PasteboardCommand.send(PasteboardRequest(.copy, name: selection.name, items: [PasteboardItem(type: type, data: data)],
                                                                         password: try selection.resolvedPassword(), expireSeconds: expire, persistent: persistent), options)
             if options.json {
-                print("{" + PasteboardCommand.summary(snapshot) + ",\"bytes\":\(data.count)}")
+                printJSON("{" + PasteboardCommand.summary(snapshot) + ",\"bytes\":\(data.count)}")
             } else {
-                StandardStreams.error("copied \(data.count) bytes of \(type) to pasteboard '\(snapshot.name)' (change \(snapshot.changeCount)\(snapshot.persistent ? ", persistent" : "")\(expire.map { ", expires in \($0) s" } ?? ""))\n")
+                StandardStreams.error(TerminalText.escapingControls("copied \(data.count) bytes of \(type) to pasteboard '\(snapshot.name)' (change \(snapshot.changeCount)\(snapshot.persistent ? ", persistent" : "")\(expire.map { ", expires in \($0) s" } ?? ""))") + "\n")
             }
         }
 
@@ -106,7 +106,7 @@ struct PasteboardCommand: ParsableCommand {
             do {
                 return try StandardStreams.readInput(limit: limit)
             } catch {
-                StandardStreams.error("lsctl: \(error.description)\n")
+                complain(error.description)
                 throw ExitCode.failure
             }
         }
@@ -131,11 +131,11 @@ struct PasteboardCommand: ParsableCommand {
                     }
                     return "{" + fields.joined(separator: ",") + "}"
                 }
-                print("{" + PasteboardCommand.summary(snapshot) + ",\"items\":[" + items.joined(separator: ",") + "]}")
+                printJSON("{" + PasteboardCommand.summary(snapshot) + ",\"items\":[" + items.joined(separator: ",") + "]}")
                 return
             }
             guard let item = snapshot.items.first else {
-                StandardStreams.error("lsctl: pasteboard '\(snapshot.name)' is empty\n")
+                complain("pasteboard '\(snapshot.name)' is empty")
                 throw ExitCode.failure
             }
             StandardStreams.output(bytes: item.data)
@@ -172,7 +172,7 @@ struct PasteboardCommand: ParsableCommand {
         func run() throws {
             let snapshot = try PasteboardCommand.send(PasteboardRequest(.clear, name: selection.name, password: try selection.resolvedPassword()), options)
             if options.json {
-                print("{" + PasteboardCommand.summary(snapshot) + "}")
+                printJSON("{" + PasteboardCommand.summary(snapshot) + "}")
             } else {
                 print("cleared pasteboard '\(snapshot.name)' (change \(snapshot.changeCount))")
             }

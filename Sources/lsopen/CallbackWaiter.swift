@@ -47,7 +47,7 @@ struct CallbackWaiter {
             fail(error.code, error.description)
         }
         if let error = outcome.error {
-            if json { print(OutcomeJSON.render(outcome, url: url)) } else { StandardStreams.error("lsopen: \(error.message)\n") }
+            if json { print(OutcomeJSON.render(outcome, url: url)) } else { StandardStreams.error("lsopen: \(TerminalText.escapingControls(error.message))\n") }
             return ExitCodes.code(for: error.code)
         }
         let app = outcome.app ?? "the app"
@@ -57,13 +57,13 @@ struct CallbackWaiter {
         } catch {
             if case .timedOut = error {
                 report(result: "timeout", app: app, parameters: [], callbackURL: nil,
-                       message: "\(app) opened \(url) but did not call back within \(timeout)")
+                       message: "\(app) opened \(TerminalText.quoted(url)) but did not call back within \(timeout)")
                 return ExitCodes.callbackTimeout
             }
             fail(error.code, error.description)
         }
         guard let returned = try? ParsedURL(callback.url) else {
-            fail(.protocolError, "the callback URL \(callback.url) does not parse")
+            fail(.protocolError, "the callback URL \(TerminalText.quoted(callback.url)) does not parse")
         }
         let parameters = returned.queryItems()
         switch returned.path {
@@ -95,7 +95,8 @@ struct CallbackWaiter {
             print("{" + fields.joined(separator: ",") + "}")
             return
         }
-        if let message { StandardStreams.error("lsopen: \(message)\n") }
+        // The app's own words (its errorMessage) are shown, never acted on by the terminal.
+        if let message { StandardStreams.error("lsopen: \(TerminalText.escapingControls(message))\n") }
         if result == "success" {
             for item in parameters { print("\(item.name)=\(item.value ?? "")") }
         }

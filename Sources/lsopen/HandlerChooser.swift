@@ -44,40 +44,58 @@ struct HandlerChooser {
         guard report.claimants.count > 0, forced || contested else { return .byRule }
         var text = "'\(report.scheme):' is claimed by \(report.claimants.count) app\(report.claimants.count == 1 ? "" : "s")"
         text += report.userDefault.map { "; your default is \($0)" } ?? " and you have chosen no default"
-        text += ". Open \(url) with:\n"
+        text += ". Open \(TerminalText.escapingControls(url)) with:\n"
         for (index, app) in report.claimants.enumerated() {
             text += "  \(index + 1)) \(app)\(app == report.app ? "  (opens it now)" : "")\n"
         }
-        let first = report.app.flatMap { report.claimants.firstIndex(of: $0) }.map { $0 + 1 } ?? 1
-        text += "Choose 1-\(report.claimants.count) just once, or add 'a' to always use it (e.g. \(first)a); Enter for \(first): "
+        text += "Choose 1-\(report.claimants.count) just once, or add 'a' to always use it (e.g. 1a); Enter or Ctrl-D opens nothing: "
         for _ in 0..<3 {
             StandardStreams.error(text)
-            guard let line = readLine() else { return .byRule }
-            guard let choice = Self.parse(line, count: report.claimants.count, preselected: first) else {
-                text = "Not a choice: '\(line)'. Choose 1-\(report.claimants.count), optionally followed by 'a': "
-                continue
+            guard let line = readLine() else {
+                StandardStreams.error("\n")
+                throw Self.cancelled("the chooser was closed (end of input)")
             }
-            let app = report.claimants[choice.index - 1]
-            if choice.always {
-                _ = try client.command(.setDefault(scheme: report.scheme, app: app), timeout: timeout)
-                StandardStreams.error("'\(report.scheme):' now always opens with \(app) (undo: lsctl default --clear \(report.scheme))\n")
+            switch Self.parse(line, count: report.claimants.count) {
+            case .cancel:
+                throw Self.cancelled("no app was chosen (an empty answer)")
+            case .invalid:
+                text = "Not a choice: \(TerminalText.quoted(line)). Choose 1-\(report.claimants.count), optionally followed by 'a'; Enter opens nothing: "
+            case .choice(let index, let always):
+                let app = report.claimants[index - 1]
+                if always {
+                    _ = try client.command(.setDefault(scheme: report.scheme, app: app), timeout: timeout)
+                    StandardStreams.error("'\(report.scheme):' now always opens with \(app) (undo: lsctl default --clear \(report.scheme))\n")
+                }
+                return .app(app)
             }
-            return .app(app)
         }
-        throw ClientError.refused(OpenError(.invalidRequest, "no app chosen"))
+        throw Self.cancelled("no app was chosen in three answers")
     }
 
-    /// "2" (just once), "2a" or "2 always" (always), "" (the preselected one, once).
-    static func parse(_ line: String, count: Int, preselected: Int) -> (index: Int, always: Bool)? {
+    /// Nothing opened because the user chose no app: `cancelled` (exit 73), never the first
+    /// choice by default.
+    static func cancelled(_ why: String) -> ClientError {
+        .refused(OpenError(.cancelled, "\(why): nothing was opened"))
+    }
+
+    /// An answer at the chooser.
+    enum Answer: Equatable {
+        /// "2" (just once), "2a" or "2 always" (always).
+        case choice(index: Int, always: Bool)
+        /// An empty answer: open nothing.
+        case cancel
+        case invalid
+    }
+
+    static func parse(_ line: String, count: Int) -> Answer {
         let text = trimmed(line).lowercased()
-        if text.isEmpty { return (preselected, false) }
-        let digits = text.prefix { $0.isNumber }
-        guard let index = Int(digits), (1...count).contains(index) else { return nil }
-        let rest = trimmed(text.dropFirst(digits.count))
-        switch rest {
-        case "": return (index, false)
-        case "a", "always": return (index, true)
-        default: return nil
+        if text.isEmpty { return .cancel }
+        let digits = text.prefix { $0.isASCII && $0.isNumber }
+        guard let index = Int(digits), (1...count).contains(index) else { return .invalid }
+        switch trimmed(text.dropFirst(digits.count)) {
+        case "": return .choice(index: index, always: false)
+        case "a", "always": return .choice(index: index, always: true)
+        default: return .invalid
         }
     }
 

@@ -8,12 +8,8 @@ struct LSOpen: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lsopen",
         abstract: "Open a URL with the app that handles its scheme, through launchservicesd.",
-        discussion: """
-        Exit status: 0 delivered and handled; 64 usage; 65 invalid URL; 66 no handler; \
-        67 refused (vetoed, not handled, not permitted); 68 app failed (launch failed, crashed, timed out); \
-        69 daemon unreachable or unavailable. With --can-open: 0 when a handler exists, 1 when not. \
-        With --wait: 0 the app called back x-success; \(ExitCodes.callbackError) it called back x-error; \
-        \(ExitCodes.callbackCancelled) it called back x-cancel; \(ExitCodes.callbackTimeout) no callback before --timeout.
+        discussion: "Exit status: " + ExitCodes.lsopen.map { "\($0.status) \($0.meaning)" }.joined(separator: "; ") + """
+        .
         Opens from lsopen carry the source application \(ExitCodes.shellIdentity).
         """,
         version: LaunchServicesVersion.current)
@@ -21,7 +17,7 @@ struct LSOpen: ParsableCommand {
     @Argument(help: "The URL to open, e.g. todolist://www.acme.com?Quarterly%20Report#200806231300")
     var url: String
 
-    @Flag(help: "Only ask whether some app handles the URL's scheme; exit 0 (yes) or 1 (no).")
+    @Flag(help: "Only ask whether some app handles the URL's scheme; exit 0 (yes) or 1 (no), 65 for an invalid URL.")
     var canOpen = false
 
     @Flag(help: ArgumentHelp("Call an x-callback-url service and wait for its answer.", discussion: "lsopen adds its own x-success, x-error and x-cancel (and x-source=lsopen), waits for the app to call one back, and prints the returned parameters, one name=value per line (JSON: one object)."))
@@ -32,6 +28,16 @@ struct LSOpen: ParsableCommand {
 
     @Option(help: "An annotation (a property-list string) passed to the app unchanged.")
     var annotation: String?
+
+    @Option(help: ArgumentHelp("An annotation of any property-list type, written as JSON, passed to the app unchanged.",
+                               discussion: "Objects become dictionaries, arrays arrays, numbers integers (without fraction or exponent) or reals, true/false booleans; null is refused. At most \(PropertyListJSON.maximumBytes / 1024) KiB and \(PropertyListJSON.maximumDepth) levels deep.",
+                               valueName: "json"))
+    var annotationJSON: String?
+
+    @Option(help: ArgumentHelp("An annotation of any property-list type, read from an XML property list file, passed to the app unchanged.",
+                               discussion: "Every type an annotation carries, <data> included; a <date> is refused (the wire has no date type), and so is a binary property list. At most \(XMLPropertyListReader.maximumBytes / 1024) KiB and \(XMLPropertyListReader.maximumDepth) levels deep.",
+                               valueName: "file"))
+    var annotationPlist: String?
 
     @Option(name: .customLong("app"), help: ArgumentHelp("Open in this app (it must declare the scheme), like open -b.", valueName: "bundle-id"))
     var appID: String?
@@ -60,7 +66,7 @@ struct LSOpen: ParsableCommand {
     }
 
     var command: OpenCommand {
-        OpenCommand(url: url, canOpen: canOpen, wait: wait, json: json, annotation: annotation, appID: appID, ask: ask,
+        OpenCommand(url: url, canOpen: canOpen, wait: wait, json: json, annotation: annotation, annotationJSON: annotationJSON, annotationPlist: annotationPlist, appID: appID, ask: ask,
                     background: background, fallback: fallback, timeout: timeout, socket: socket)
     }
 

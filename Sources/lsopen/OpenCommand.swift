@@ -14,6 +14,10 @@ struct OpenCommand: Equatable {
     var wait = false
     var json = false
     var annotation: String?
+    /// An annotation of any property-list type, written as JSON (`PropertyListJSON`).
+    var annotationJSON: String?
+    /// An annotation of any property-list type, read from an XML property list file.
+    var annotationPlist: String?
     var appID: String?
     var ask: Bool?
     var background = false
@@ -27,12 +31,41 @@ struct OpenCommand: Equatable {
         guard !(wait && canOpen) else { return "--wait and --can-open cannot be combined" }
         guard !(appID != nil && ask == true) else { return "--app and --ask cannot be combined: --app already chooses the app" }
         guard !(canOpen && (appID != nil || background || fallback != nil)) else { return "--can-open only asks; --app, --background and --fallback apply to opening" }
+        guard [annotation, annotationJSON, annotationPlist].compactMap({ $0 }).count <= 1 else {
+            return "give one of --annotation (a string), --annotation-json and --annotation-plist (any property-list value)"
+        }
+        if case .failure(let problem) = annotationValue() { return problem.description }
         return nil
+    }
+
+    /// The annotation to send: `--annotation`'s string, `--annotation-json`'s value or the
+    /// value in `--annotation-plist`'s file; a named problem when it cannot be read.
+    func annotationValue() -> Result<PropertyListValue?, AnnotationProblem> {
+        if let annotation { return .success(.string(annotation)) }
+        if let annotationJSON {
+            do {
+                return .success(try PropertyListJSON.parse(annotationJSON))
+            } catch {
+                return .failure(AnnotationProblem(description: "--annotation-json: \(error)"))
+            }
+        }
+        if let annotationPlist {
+            return AnnotationFile.read(annotationPlist).map { Optional($0) }.mapError { AnnotationProblem(description: $0.description) }
+        }
+        return .success(nil)
     }
 
     /// Does what was asked and exits with lsopen's status (see `LSOpen`'s discussion).
     func run() -> Never {
         let limit = Duration.milliseconds(Int64(timeout * 1000))
+        // Read again here (validation read it too): a file that changed meanwhile is said so.
+        let annotationValue: PropertyListValue?
+        switch self.annotationValue() {
+        case .success(let value): annotationValue = value
+        case .failure(let problem):
+            StandardStreams.error("lsopen: \(problem)\n")
+            exit(ExitCodes.usage)
+        }
         let client: LaunchServicesClient
         do {
             client = try LaunchServicesClient(socketPath: socket, program: "lsopen")
@@ -41,7 +74,7 @@ struct OpenCommand: Equatable {
         }
         if canOpen { finish(askCanOpen(client, timeout: limit), client) }
         if wait {
-            let waiter = CallbackWaiter(client: client, url: url, annotation: annotation.map { .string($0) }, timeout: limit, json: json)
+            let waiter = CallbackWaiter(client: client, url: url, annotation: annotationValue, timeout: limit, json: json)
             finish(waiter.run(fail: fail), client)
         }
         var chosen = appID
@@ -54,10 +87,10 @@ struct OpenCommand: Equatable {
                 fail(.protocolError, "\(error)")
             }
         }
-        var report = open(url, in: chosen, client: client, timeout: limit)
+        var report = open(url, in: chosen, annotation: annotationValue, client: client, timeout: limit)
         if let fallback, report.outcome.error?.code == .noHandler, chosen == nil {
             // The seed's cross-promotion: no app for this scheme, so open the other link.
-            report = open(fallback, in: nil, client: client, timeout: limit)
+            report = open(fallback, in: nil, annotation: annotationValue, client: client, timeout: limit)
             report.fellBackFrom = url
         }
         show(report)
@@ -65,6 +98,11 @@ struct OpenCommand: Equatable {
     }
 
     /// `--can-open`: 0 when some app handles the scheme, 1 when none does.
+    /// Why an annotation option cannot be sent (a usage error, exit 64).
+    struct AnnotationProblem: Error, CustomStringConvertible {
+        var description: String
+    }
+
     func askCanOpen(_ client: LaunchServicesClient, timeout: Duration) -> Int32 {
         let answer: (canOpen: Bool, app: String?)
         do {
@@ -77,17 +115,18 @@ struct OpenCommand: Equatable {
             if let app = answer.app { fields.append("\"app\":\(JSONText.quote(app))") }
             print("{" + fields.joined(separator: ",") + "}")
         } else {
-            print(answer.canOpen ? "\(url): opens with \(answer.app ?? "an app")" : "\(url): no app handles this scheme")
+            let shown = TerminalText.escapingControls(url)
+            print(answer.canOpen ? "\(shown): opens with \(answer.app ?? "an app")" : "\(shown): no app handles this scheme")
         }
-        return answer.canOpen ? 0 : 1
+        return answer.canOpen ? 0 : ExitCodes.failure
     }
 
     /// One open, timed as lsopen saw it.
-    func open(_ target: String, in app: String?, client: LaunchServicesClient, timeout: Duration) -> OpenReport {
+    func open(_ target: String, in app: String?, annotation annotationValue: PropertyListValue?, client: LaunchServicesClient, timeout: Duration) -> OpenReport {
         let started = ContinuousClock.now
         let outcome: OpenOutcome
         do {
-            outcome = try client.open(target, annotation: annotation.map { .string($0) }, options: OpenOptions(app: app, background: background), timeout: timeout)
+            outcome = try client.open(target, annotation: annotationValue, options: OpenOptions(app: app, background: background), timeout: timeout)
         } catch {
             fail(error.code, error.description)
         }
@@ -101,12 +140,12 @@ struct OpenCommand: Equatable {
             return
         }
         if let from = report.fellBackFrom {
-            StandardStreams.error("lsopen: no app handles \(from); opening the fallback \(report.url)\n")
+            StandardStreams.error("lsopen: no app handles \(TerminalText.escapingControls(from)); opening the fallback \(TerminalText.escapingControls(report.url))\n")
         }
         if let error = report.outcome.error {
-            StandardStreams.error("lsopen: \(error.message)\n")
+            StandardStreams.error("lsopen: \(TerminalText.escapingControls(error.message))\n")
         } else {
-            print("opened \(report.url) in \(report.outcome.app ?? "?") (\(OutcomeJSON.summary(report.outcome, waitNanoseconds: report.waitNanoseconds)))")
+            print("opened \(TerminalText.escapingControls(report.url)) in \(report.outcome.app ?? "?") (\(OutcomeJSON.summary(report.outcome, waitNanoseconds: report.waitNanoseconds)))")
         }
     }
 
@@ -115,7 +154,7 @@ struct OpenCommand: Equatable {
         if json {
             print("{\"opened\":false,\"url\":\(JSONText.quote(url)),\"error\":{\"code\":\(JSONText.quote(code.rawValue)),\"message\":\(JSONText.quote(message))}}")
         } else {
-            StandardStreams.error("lsopen: \(message)\n")
+            StandardStreams.error("lsopen: \(TerminalText.escapingControls(message))\n")
         }
         exit(ExitCodes.code(for: code))
     }

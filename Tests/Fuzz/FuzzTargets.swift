@@ -16,6 +16,8 @@ enum FuzzTarget: String, CaseIterable {
     case xcallback
     /// The JSON nesting pre-check.
     case json
+    /// lsopen's annotation readers (JSON, XML property lists) and the terminal escaping.
+    case annotation
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -24,6 +26,31 @@ enum FuzzTarget: String, CaseIterable {
         case .url: Self.url(String(decoding: bytes, as: UTF8.self))
         case .xcallback: Self.xcallback(String(decoding: bytes, as: UTF8.self))
         case .json: _ = try? JSONDepth.check(bytes, limit: 64)
+        case .annotation: Self.annotation(bytes)
+        }
+    }
+
+    /// What the readers accept travels on the wire and comes back the same; text escaped for
+    /// a terminal holds no control character, and escaping it again changes nothing.
+    static func annotation(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let escaped = TerminalText.escapingControls(text)
+        guard !escaped.unicodeScalars.contains(where: TerminalText.isControl), TerminalText.escapingControls(escaped) == escaped else {
+            fatalError("escaping left a control character in \(text.debugDescription)")
+        }
+        guard !TerminalText.quoted(text).unicodeScalars.contains(where: TerminalText.isControl) else { fatalError("quoting left a control character") }
+        for value in [try? PropertyListJSON.parse(text), try? XMLPropertyListReader.read(bytes)] {
+            guard let value else { continue }
+            var writer = WireWriter()
+            writer.plist(value)
+            let encoded = writer.bytes
+            let decoded = encoded.withUnsafeBytes { raw -> PropertyListValue? in
+                var reader = WireReader(raw)
+                return try? reader.plist(depth: 0)
+            }
+            guard let decoded else { fatalError("an annotation read from \(text.debugDescription) does not decode from the wire") }
+            // NaN is not equal to itself; its rendering is.
+            guard decoded == value || "\(decoded)" == "\(value)" else { fatalError("the wire changed \(value) into \(decoded)") }
         }
     }
 

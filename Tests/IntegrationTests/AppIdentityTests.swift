@@ -22,7 +22,7 @@ struct AppIdentityTests {
         return text.split(separator: " ").compactMap { Int32($0) }
     }
 
-    @Test("an app's child process cannot set a default, register or unregister; its queries are filtered")
+    @Test("an app's child process cannot set a default, register or unregister; its queries show the app itself and what it may query")
     func childSpeaksAsApp() throws {
         let out = try Self.scratchFolder("lsid")
         defer { try? FileManager.default.removeItem(atPath: out) }
@@ -54,7 +54,10 @@ struct AppIdentityTests {
             #expect(text.contains("test.zevil is an app"), "\(step): \(text)")
         }
         let schemes = try JSONDecoder().decode([SchemeReport].self, from: Data(contentsOf: URL(fileURLWithPath: out + "/schemes.json")))
-        #expect(schemes.map(\.scheme) == ["alpha"], "only the queryable scheme: \(schemes)")
+        #expect(schemes.map(\.scheme) == ["alpha", "victim", "zevil"], "the queryable scheme and the app's own: \(schemes)")
+        #expect(schemes.first { $0.scheme == "victim" }?.app == "test.victim", "it sees who opens a scheme it declares")
+        #expect(schemes.first { $0.scheme == "zevil" }?.app == "test.zevil")
+        #expect(!schemes.contains { $0.scheme == "beta" }, "nothing else")
         let running = try JSONDecoder().decode([RunningReport].self, from: Data(contentsOf: URL(fileURLWithPath: out + "/running.json")))
         #expect(running.map(\.id) == ["test.zevil"], "not beta: \(running)")
 

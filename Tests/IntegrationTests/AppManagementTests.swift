@@ -52,6 +52,32 @@ struct AppManagementTests {
         #expect(unknown.stderr.contains("no app with bundle id 'test.nobody' is registered"))
     }
 
+    @Test("unregister of a running app quits it as lsctl quit does, and says so; of an idle one, only unregisters")
+    func unregisterRunningApp() throws {
+        let h = try DaemonHarness(apps: [.test("alpha"), .test("beta")])
+        defer { h.stop() }
+        #expect(try h.lsopen("alpha:1").status == 0)
+        let pid = try #require(try h.running().first { $0.id == "test.alpha" }?.pid)
+        let unregister = try h.lsctl("unregister", "test.alpha", "--json")
+        #expect(unregister.status == 0, "\(unregister.stderr)")
+        let report = try unregister.decode(UnregisterReport.self)
+        #expect(report.quitting == pid, "\(unregister.stdout)")
+        try h.eventually("the unregistered app has exited") { !isAlive(pid) }
+        #expect(h.eventNames(pid: pid).contains("willTerminate"), "it ended the way lsctl quit ends an app")
+        try h.eventually("it is no longer listed as running") { try h.state(of: "test.alpha") == nil }
+        #expect(try h.lsopen("alpha:2").status == 66, "its scheme opens in no app now")
+        let idle = try h.lsctl("unregister", "test.beta")
+        #expect(idle.status == 0)
+        #expect(!idle.stdout.contains("quitting"), "\(idle.stdout)")
+        let text = try h.lsctl("register", h.appsFolder + "/alpha.app")
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(try h.lsopen("alpha:3").status == 0, "registered again, it launches afresh")
+        let running = try #require(try h.running().first { $0.id == "test.alpha" }?.pid)
+        let quitText = try h.lsctl("unregister", "test.alpha")
+        #expect(quitText.stdout.contains("it was running (pid \(running)): quitting it"), "\(quitText.stdout)")
+        try h.eventually("the second copy has exited too") { !isAlive(running) }
+    }
+
     @Test("history: recent opens with scheme, app, launch state, outcome and phase times, never the URL; -n keeps the last N")
     func history() throws {
         let h = try DaemonHarness(apps: [.test("alpha")])
@@ -74,5 +100,41 @@ struct AppManagementTests {
         #expect(last.map(\.scheme) == ["nothing"])
         let text = try h.lsctl("history")
         #expect(text.stdout.contains("→ alpha: in test.alpha  opened (cold)"), "\(text.stdout)")
+    }
+
+    @Test("history records every open it answered: invalid URLs, refusals, and opens whose caller left (ended later, or withdrawn)")
+    func historyRecordsEveryAnswer() throws {
+        let h = try DaemonHarness(apps: [.test("alpha"), .test("beta"), .test("slow", "--will-finish=hang")],
+                                  config: #"{"deadlines": {"willFinishLaunching": 2}}"#)
+        defer { h.stop() }
+        #expect(try h.lsopen("alpha:bad url").status == 65)
+        #expect(try h.lsopen("alpha:x?x-success=beta:back").status == 67, "a callback into another app is refused")
+        // A caller that gives up while the app launches (the launch ends later, in a timeout),
+        // and one whose open waits behind that launch (it never reaches the app).
+        var environment = ProcessInfo.processInfo.environment
+        environment["LAUNCHSERVICES_SOCKET"] = h.socket
+        let launching = try ChildProcess(DaemonHarness.binary("lsopen"), ["slow:1"], environment: environment, stdout: h.root + "/first.out")
+        defer { launching.stop() }
+        try h.eventually("slow hangs in willFinishLaunching") { h.eventNames().contains("willFinishLaunching -> hang") }
+        let queued = try ChildProcess(DaemonHarness.binary("lsopen"), ["slow:2"], environment: environment, stdout: h.root + "/second.out")
+        defer { queued.stop() }
+        try h.eventually("the second open waits behind the launch") { try h.running().first { $0.id == "test.slow" }?.pendingOpens == 2 }
+        queued.stop()
+        launching.stop()
+
+        var entries: [HistoryEntry] = []
+        try h.eventually("the launch ends after its caller left", within: 20) {
+            entries = try h.lsctl("history", "--json").decode([HistoryEntry].self)
+            return entries.contains { $0.outcome == "timeout" }
+        }
+        #expect(entries.map(\.outcome) == ["invalidURL", "notPermitted", "withdrawn", "timeout"], "\(entries)")
+        #expect(entries.map(\.scheme) == ["alpha", "alpha", "slow", "slow"])
+        #expect(entries.map(\.callerLeft) == [nil, nil, true, true])
+        #expect(entries[2].app == "test.slow" && entries[3].app == "test.slow")
+        #expect(entries[3].launchState == "cold")
+        let text = try h.lsctl("history").stdout
+        #expect(text.contains("→ slow: in test.slow  withdrawn"), "\(text)")
+        #expect(text.contains("→ slow: in test.slow  timeout (cold) after the caller left"), "\(text)")
+        #expect(text.contains("→ alpha: in -  invalidURL"), "\(text)")
     }
 }

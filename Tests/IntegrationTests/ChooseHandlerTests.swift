@@ -44,6 +44,24 @@ struct ChooseHandlerTests {
         #expect(after.stdout.contains("in test.bbb"))
     }
 
+    @Test("at the chooser, Enter or Ctrl-D opens nothing: a named outcome (cancelled, exit 73), never choice 1")
+    func chooserCancels() throws {
+        let h = try DaemonHarness(apps: Self.contested)
+        defer { h.stop() }
+        let empty = try h.lsopenOnTerminal(answer: "", "shared:empty")
+        #expect(empty.status == 73, "\(empty.stdout)")
+        #expect(empty.stdout.contains("Enter or Ctrl-D opens nothing"), "the question says so: \(empty.stdout)")
+        #expect(empty.stdout.contains("no app was chosen (an empty answer): nothing was opened"), "\(empty.stdout)")
+        let eof = try h.lsopenOnTerminal(answer: "<EOF>", "shared:eof")
+        #expect(eof.status == 73, "\(eof.stdout)")
+        #expect(eof.stdout.contains("the chooser was closed (end of input): nothing was opened"), "\(eof.stdout)")
+        let json = try h.lsopenOnTerminal(answer: "", "--json", "shared:json")
+        #expect(json.status == 73)
+        #expect(json.stdout.contains(#""opened":false"#) && json.stdout.contains(#""code":"cancelled""#), "\(json.stdout)")
+        #expect(h.appPIDs.isEmpty, "no app was launched")
+        #expect(try h.command(.explain(url: "shared:"), as: ExplainReport.self).userDefault == nil)
+    }
+
     @Test("--no-ask on a terminal and any run without a terminal never ask: the rule decides")
     func noQuestion() throws {
         let h = try DaemonHarness(apps: Self.contested)

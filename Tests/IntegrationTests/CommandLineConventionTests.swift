@@ -1,9 +1,12 @@
 import Foundation
+import LaunchServicesClient
 import LaunchServicesCore
+import LaunchServicesDaemon
+import LaunchServicesProtocol
 import LaunchServicesTesting
 import Testing
 
-/// `--version` and the man pages of the three tools, run as built.
+/// `--version`, the man pages, the exit statuses and the options' places of the three tools, run as built.
 @Suite("command-line conventions")
 struct CommandLineConventionTests {
     static let tools = ["launchservicesd", "lsopen", "lsctl"]
@@ -34,5 +37,68 @@ struct CommandLineConventionTests {
                 }
             }
         }
+    }
+
+    /// The exit statuses a README section's table lists (rows `| N | …`).
+    static func documentedStatuses(tool: String) throws -> Set<Int32> {
+        let readme = try String(contentsOfFile: repo + "/README.md", encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "\n### `\(tool)`\n").dropFirst().first?.components(separatedBy: "\n### ").first,
+                                   "README has a section ### `\(tool)`")
+        return Set(section.split(separator: "\n").compactMap { line -> Int32? in
+            guard line.hasPrefix("| ") else { return nil }
+            return Int32(line.dropFirst(2).prefix { $0 != " " })
+        })
+    }
+
+    @Test("the README lists every exit status of each tool, and only those; each tool's --help lists them too")
+    func exitStatusesDocumented() throws {
+        let tables: [(String, [(status: Int32, meaning: String)])] = [("lsopen", ExitCodes.lsopen), ("lsctl", ExitCodes.lsctl), ("launchservicesd", DaemonExitStatus.all)]
+        try TemporaryFolder.with(prefix: "lsexit") { scratch in
+            for (tool, table) in tables {
+                #expect(try Self.documentedStatuses(tool: tool) == Set(table.map(\.status)), "README's table for \(tool)")
+                let help = try ChildProcess.run(DaemonHarness.binary(tool), ["--help"], scratch: scratch, timeout: 30).stdout
+                    .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+                for (status, meaning) in table {
+                    #expect(help.contains("\(status) \(meaning)"), "\(tool) --help lacks: \(status) \(meaning)")
+                }
+            }
+        }
+        // Every error code lsopen can end with has its status in the table.
+        for code in OpenErrorCode.allCases {
+            #expect(ExitCodes.lsopen.contains { $0.status == ExitCodes.code(for: code) }, "\(code)")
+        }
+    }
+
+    @Test("lsctl --socket P VERB works as lsctl VERB --socket P (and --json), for every kind of verb")
+    func sharedOptionsBeforeTheVerb() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        // Only the option can find the daemon.
+        var environment = ProcessInfo.processInfo.environment
+        environment["LAUNCHSERVICES_SOCKET"] = h.root + "/no-such-socket"
+        func lsctl(_ arguments: [String]) throws -> ToolRun {
+            try ChildProcess.run(DaemonHarness.binary("lsctl"), arguments, environment: environment, scratch: h.root, timeout: 30)
+        }
+        let status = try lsctl(["--socket", h.socket, "status"])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("socket:     \(h.socket)"))
+        for (before, after) in [
+            (["--socket=\(h.socket)", "--json", "apps"], ["apps", "--json", "--socket=\(h.socket)"]),
+            (["--json", "--socket", h.socket, "explain", "alpha:x"], ["explain", "alpha:x", "--json", "--socket", h.socket]),
+            (["--socket", h.socket, "pasteboard", "list"], ["pasteboard", "list", "--socket", h.socket]),
+            (["--socket", h.socket, "default", "alpha"], ["default", "alpha", "--socket", h.socket]),
+            (["--socket", h.socket, "logs", "test.alpha"], ["logs", "test.alpha", "--socket", h.socket]),
+            (["--socket", h.socket, "explain", "not a url"], ["explain", "not a url", "--socket", h.socket]),
+        ] {
+            let leading = try lsctl(before), trailing = try lsctl(after)
+            #expect(leading.status == trailing.status, "\(before): \(leading.stderr)")
+            #expect(leading.stdout == trailing.stdout, "\(before)")
+            #expect(leading.stderr == trailing.stderr, "\(before)")
+        }
+        #expect(try lsctl(["--socket", h.socket, "apps"]).status == 0)
+        #expect(try lsctl(["--socket", h.socket, "explain", "not a url"]).status == 1, "a refusal exits 1")
+        #expect(try lsctl(["--socket", h.socket]).status == 64, "no verb: a usage error")
+        let help = try lsctl(["--socket", h.socket, "--help"])
+        #expect(help.status == 0 && help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("may also come before the verb"), "\(help.stdout)\(help.stderr)")
     }
 }

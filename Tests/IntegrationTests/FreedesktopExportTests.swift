@@ -68,4 +68,42 @@ struct FreedesktopExportTests {
         #expect(skipped.first?["scheme"] as? String == "taken")
         #expect(skipped.first?["default"] as? String == "other.desktop")
     }
+
+    @Test("headless, xdg-open ignores the exported defaults: export-xdg says so and what to do, and BROWSER=lsopen reaches the app")
+    func headless() throws {
+        let h = try DaemonHarness(apps: [.test("myscheme")])
+        defer { h.stop() }
+        let config = h.root + "/xdg-config", data = h.root + "/xdg-data"
+        var environment = ProcessInfo.processInfo.environment
+        environment["LAUNCHSERVICES_SOCKET"] = h.socket
+        environment["HOME"] = h.root
+        environment["XDG_CONFIG_HOME"] = config
+        environment["XDG_DATA_HOME"] = data
+        environment["XDG_DATA_DIRS"] = h.root + "/no-system-data"
+        environment["XDG_CURRENT_DESKTOP"] = nil
+        environment["DISPLAY"] = nil
+        environment["WAYLAND_DISPLAY"] = nil
+        environment["BROWSER"] = "/bin/false"
+        let lsopen = DaemonHarness.binary("lsopen")
+
+        let export = try ChildProcess.run(DaemonHarness.binary("lsctl"), ["export-xdg"], environment: environment, scratch: h.root, timeout: 30)
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(export.stdout.contains("note: neither DISPLAY nor WAYLAND_DISPLAY is set"), "\(export.stdout)")
+        #expect(export.stdout.contains("export BROWSER=\(lsopen)"), "\(export.stdout)")
+        let json = try ChildProcess.run(DaemonHarness.binary("lsctl"), ["export-xdg", "--json"], environment: environment, scratch: h.root, timeout: 30)
+        #expect((json.json?["note"] as? String)?.contains("BROWSER=") == true, "\(json.stdout)")
+
+        // What the note says: the defaults are not read, $BROWSER is run instead.
+        let ignored = try ChildProcess.run("/usr/bin/xdg-open", ["myscheme:ignored"], environment: environment, scratch: h.root, timeout: 60)
+        #expect(ignored.status != 0)
+        #expect(!h.eventNames().contains { $0.hasPrefix("open url=myscheme:ignored") })
+        environment["BROWSER"] = lsopen
+        let reached = try ChildProcess.run("/usr/bin/xdg-open", ["myscheme:reached"], environment: environment, scratch: h.root, timeout: 60)
+        #expect(reached.status == 0, "\(reached.stdout) \(reached.stderr)")
+        #expect(h.eventNames().contains { $0.hasPrefix("open url=myscheme:reached source=org.swift-launch-services.lsopen") })
+
+        environment["WAYLAND_DISPLAY"] = "wayland-test"
+        let graphical = try ChildProcess.run(DaemonHarness.binary("lsctl"), ["export-xdg"], environment: environment, scratch: h.root, timeout: 30)
+        #expect(!graphical.stdout.contains("note:"), "in a graphical session xdg-open reads the defaults: \(graphical.stdout)")
+    }
 }

@@ -37,6 +37,24 @@ struct PasteboardPasswordTests {
         .pasteboard(PasteboardRequest(.paste, name: name, password: password))
     }
 
+    @Test("a missing password is refused with the command that would work, verb and name included")
+    func passwordHintNamesTheVerb() throws {
+        let h = try DaemonHarness(apps: [])
+        defer { h.stop() }
+        #expect(try h.lsctl("pasteboard", "copy", "--name", "p1", "--text", "hi", "--password", "sekret").status == 0)
+        #expect(try h.lsctl("pasteboard", "copy", "--text", "general", "--password", "sekret").status == 0)
+        for verb in ["paste", "clear"] {
+            let refused = try h.lsctl("pasteboard", verb, "--name", "p1")
+            #expect(refused.status == 1)
+            #expect(refused.stderr.contains("lsctl pasteboard \(verb) --name p1 --password …"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("--password-file") && refused.stderr.contains("LSCTL_PASTEBOARD_PASSWORD"), "\(refused.stderr)")
+        }
+        let general = try h.lsctl("pasteboard", "paste")
+        #expect(general.stderr.contains("lsctl pasteboard paste --password …"), "the general pasteboard needs no --name: \(general.stderr)")
+        let replace = try h.lsctl("pasteboard", "copy", "--name", "p1", "--text", "new")
+        #expect(replace.stderr.contains("lsctl pasteboard copy --name p1 --password …"), "\(replace.stderr)")
+    }
+
     @Test("the password is kept as an Argon2id verifier: it is in neither pasteboard.sqlite nor its log")
     func storedHashed() throws {
         let h = try DaemonHarness(apps: [])

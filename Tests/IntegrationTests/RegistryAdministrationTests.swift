@@ -99,6 +99,34 @@ struct RegistryAdministrationTests {
         #expect(h.daemonOutput.contains("default handler for 'both' changed from (none) to test.bbb"))
     }
 
+    @Test("register says which declared schemes stay with another app, who holds each, and why")
+    func registerNamesSchemesItDoesNotWin() throws {
+        let h = try DaemonHarness(apps: [.test("alpha", schemes: ["shared", "mine"]), .test("beta", schemes: ["chosen"]), .test("other", schemes: ["chosen"])])
+        defer { h.stop() }
+        #expect(try h.lsctl("default", "chosen", "test.other").status == 0)
+        let folder = h.root + "/loose/later.app"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var later = TestApp.test("later", schemes: ["shared", "chosen", "newscheme"])
+        later.id = "aaa.later"
+        try later.plist.write(toFile: folder + "/Info.plist", atomically: true, encoding: .utf8)
+        try DaemonHarness.placeExecutable("lstestapp", at: folder + "/lstestapp")
+
+        let run = try h.lsctl("register", folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("registered aaa.later (shared, chosen, newscheme)"), "\(run.stdout)")
+        #expect(run.stdout.contains("'shared:' still opens with test.alpha (registered first, since 20"), "\(run.stdout)")
+        #expect(run.stdout.contains("lsctl default shared aaa.later to open it with aaa.later"), "\(run.stdout)")
+        #expect(run.stdout.contains("'chosen:' still opens with test.other (your default)"), "\(run.stdout)")
+        #expect(!run.stdout.contains("'newscheme:'"), "a scheme it wins is not listed: \(run.stdout)")
+
+        // Registered again from the same path: the same answer, as JSON.
+        let report = try h.lsctl("register", "--json", folder).decode(RegisterReport.self)
+        #expect(report.heldByOthers.map(\.scheme) == ["shared", "chosen"], "\(report)")
+        #expect(report.heldByOthers.map(\.app) == ["test.alpha", "test.other"])
+        #expect(report.heldByOthers.map(\.reason) == ["earliestRegistration", "userDefault"])
+        #expect(try explain(h, "shared:x").app == "test.alpha", "nothing was taken over")
+    }
+
     @Test("an app cannot make itself the default")
     func appCannotChooseDefault() throws {
         let h = try DaemonHarness(apps: [.test("grabby", schemes: ["grabby", "both"], "--claim-default=both"), .test("aaa", schemes: ["both"])])
@@ -213,5 +241,42 @@ struct RescanTests {
         try h.restart(signal: SIGKILL)
         #expect(try h.lsopen("--can-open", "gamma:x").status == 1, "a bundle that left its folder is withdrawn at start")
         #expect(try h.lsopen("--can-open", "alpha2:x").status == 0)
+    }
+
+    /// A bundle whose executable is missing: refused, with its scheme declared.
+    static var broken: TestApp {
+        var app = TestApp.test("broken")
+        app.executable = "no-such-executable"
+        return app
+    }
+
+    @Test("a bundle refused at a rescan by the folder watch is logged with the reason, once; explain names it")
+    func refusedByWatch() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        try h.install(Self.broken)
+        try h.eventually("the watch's rescan logs the refusal") { h.daemonOutput.contains("bundle refused: bundle ") && h.daemonOutput.contains("/broken.app: CFBundleExecutable") }
+        let explain = try h.lsctl("explain", "--json", "broken:x").decode(ExplainReport.self)
+        #expect(explain.app == nil)
+        #expect(explain.refusedClaims.map(\.path).allSatisfy { $0.hasSuffix("/broken.app") } && explain.refusedClaims.count == 1, "\(explain)")
+        #expect(explain.refusedClaims.first?.reason.contains("CFBundleExecutable names 'no-such-executable'") == true, "\(explain)")
+        #expect(explain.why.contains("declares it but was refused"), "\(explain.why)")
+        let text = try h.lsctl("explain", "broken:x").stdout
+        #expect(text.contains("refused bundle declaring it: ") && text.contains("/broken.app: CFBundleExecutable names 'no-such-executable'"), "\(text)")
+        // Still refused at the next rescan, for the same reason: not logged again.
+        #expect(try h.lsctl("rescan").stdout.contains("refused: bundle "))
+        #expect(h.daemonOutput.components(separatedBy: "/broken.app: CFBundleExecutable").count == 2, "logged once: \(h.daemonOutput)")
+    }
+
+    @Test("a bundle refused at lsctl rescan is logged with the reason, as at start")
+    func refusedByExplicitRescan() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")], config: #"{"watchAppsFolders": false}"#)
+        defer { h.stop() }
+        try h.install(Self.broken)
+        let rescan = try h.lsctl("rescan", "--json").decode(RescanSummary.self)
+        #expect(rescan.refused.count == 1, "\(rescan)")
+        #expect(h.daemonOutput.contains("bundle refused: bundle ") && h.daemonOutput.contains("/broken.app: CFBundleExecutable names 'no-such-executable'"), "\(h.daemonOutput)")
+        #expect(try h.lsctl("explain", "--json", "broken:x").decode(ExplainReport.self).refusedClaims.count == 1)
+        #expect(try h.lsctl("explain", "--json", "alpha:x").decode(ExplainReport.self).refusedClaims.isEmpty)
     }
 }

@@ -205,7 +205,8 @@ struct ParsedURLComponentTests {
     func invalidCharacter(text: String, code: UInt32) throws {
         let error = try #require(refusal(text))
         #expect(error == .invalidCharacter(text, code))
-        #expect(error.description.contains("URL '\(text)'"))
+        #expect(error.description.contains("URL \(TerminalText.quoted(text))"), "quoted, control characters escaped: \(error)")
+        #expect(!error.description.unicodeScalars.contains(where: TerminalText.isControl))
         #expect(error.description.contains("(U+\(String(code, radix: 16, uppercase: true)))"), "\(error)")
         #expect(error.description.contains("%20"), "the message says how to encode a space")
     }

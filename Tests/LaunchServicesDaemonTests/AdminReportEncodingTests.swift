@@ -35,7 +35,7 @@ struct AdminReportEncodingTests {
     func registerReport() throws {
         let app = AppReport(id: "a.b", name: "B", path: "/apps/b.app", executable: "b", schemes: ["b"], queriesSchemes: [])
         let text = JSONDocument.encode(RegisterReport(registered: app))
-        #expect(text.hasPrefix("{\n  \"registered\" : {\n"))
+        #expect(text.hasPrefix("{\n  \"heldByOthers\" : [\n\n  ],\n  \"registered\" : {\n"), "\(text)")
         #expect(try JSONDecoder().decode(RegisterReport.self, from: Data(text.utf8)).registered == app)
     }
 }

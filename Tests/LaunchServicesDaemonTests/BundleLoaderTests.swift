@@ -184,7 +184,8 @@ struct BundleLoaderFolderTests {
         try TemporaryFolder.with { root in
             let path = try makeBundle(at: root + "/NoExec.app", plist: Self.plist(executable: "runme"), executable: nil)
             let error = try #require(loadError(path))
-            #expect(error == BundleError(path: path, key: "CFBundleExecutable", problem: "names 'runme', which does not exist in the bundle"))
+            #expect(error == BundleError(path: path, key: "CFBundleExecutable", problem: "names 'runme', which does not exist in the bundle",
+                                         declaredSchemes: [try URLScheme(validating: "demo")]), "a refused bundle keeps the schemes it declares, for lsctl explain")
         }
     }
 
@@ -193,7 +194,7 @@ struct BundleLoaderFolderTests {
         try TemporaryFolder.with { root in
             let path = try makeBundle(at: root + "/NotExec.app", plist: Self.plist(), mode: mode)
             let error = try #require(loadError(path))
-            #expect(error == BundleError(path: path, key: "CFBundleExecutable", problem: "names 'app', which is not executable (chmod +x it)"))
+            #expect(error == BundleError(path: path, key: "CFBundleExecutable", problem: "names 'app', which is not executable (chmod +x it)", declaredSchemes: [try URLScheme(validating: "demo")]))
         }
     }
 
@@ -203,7 +204,7 @@ struct BundleLoaderFolderTests {
             let path = try makeBundle(at: root + "/Folder.app", plist: Self.plist(), executable: nil)
             try FileManager.default.createDirectory(atPath: path + "/app", withIntermediateDirectories: true)
             let error = try #require(loadError(path))
-            #expect(error == BundleError(path: path, key: "CFBundleExecutable", problem: "names 'app', which is a folder, not an executable file"))
+            #expect(error == BundleError(path: path, key: "CFBundleExecutable", problem: "names 'app', which is a folder, not an executable file", declaredSchemes: [try URLScheme(validating: "demo")]))
         }
     }
 
@@ -248,7 +249,8 @@ struct BundleLoaderFolderTests {
             #expect(result.bundles.first?.schemes.map(\.normalized) == ["one"])
             #expect(result.errors == [BundleError(
                 path: second, key: "CFBundleIdentifier",
-                problem: "'com.same' is already registered from \(first); bundle identifiers must be unique")])
+                problem: "'com.same' is already registered from \(first); bundle identifiers must be unique",
+                declaredSchemes: [try URLScheme(validating: "two")])])
 
             // The folder order decides, not the names.
             let reversed = BundleLoader.scan(folders: [root + "/second", root + "/first"])
@@ -348,7 +350,7 @@ struct BundleLoaderHostileTests {
             #expect(chmod(root + "/elsewhere/tool", 0o755) == 0)
             #expect(symlink(root + "/elsewhere/tool", outside + "/app") == 0)
             let error = try #require(loadError(outside))
-            #expect(error == BundleError(path: outside, key: "CFBundleExecutable", problem: "names 'app', which resolves to \(root)/elsewhere/tool, outside the bundle; put the executable itself in the bundle folder"))
+            #expect(error == BundleError(path: outside, key: "CFBundleExecutable", problem: "names 'app', which resolves to \(root)/elsewhere/tool, outside the bundle; put the executable itself in the bundle folder", declaredSchemes: [try URLScheme(validating: "demo")]))
 
             let relative = try helper.makeBundle(at: root + "/Relative.app", plist: BundleLoaderFolderTests.plist(), executable: nil)
             #expect(symlink("../elsewhere/tool", relative + "/app") == 0)

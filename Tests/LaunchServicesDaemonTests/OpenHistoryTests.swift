@@ -1,5 +1,6 @@
 @testable import LaunchServicesDaemon
 import LaunchServicesCore
+import LaunchServicesProtocol
 import Testing
 
 /// `lsctl history`'s memory: bounded, oldest dropped first, in order.
@@ -16,5 +17,22 @@ import Testing
         #expect(entries.first?.scheme == "s3")
         #expect(entries.last?.scheme == "s1002")
         #expect(entries.map(\.scheme) == schemes.suffix(1000).map(\.normalized))
+    }
+
+    @Test("refusals, invalid URLs, opens whose caller left and withdrawn opens are recorded, never the URL")
+    func everyAnswer() throws {
+        var history = OpenHistory()
+        let alpha = try URLScheme(validating: "alpha")
+        history.record(source: "user", unparsed: "ALPHA:bad url secret", .failure(OpenError(.invalidURL, "invalid URL: 'ALPHA:bad url secret'")))
+        history.record(source: "user", unparsed: "no scheme secret", .failure(OpenError(.invalidURL, "no scheme")))
+        history.record(source: "user", scheme: alpha, .failure(OpenError(.notPermitted, "refused to open 'alpha:secret'"), app: "a"))
+        history.record(source: "user", scheme: alpha, .failure(OpenError(.timeout, phase: .openURL, "timed out"), app: "a", launchState: .hot), callerLeft: true)
+        history.recordWithdrawn(source: "user", scheme: alpha, app: "a")
+        let entries = history.entries
+        #expect(entries.map(\.outcome) == ["invalidURL", "invalidURL", "notPermitted", "timeout", HistoryEntry.withdrawn])
+        #expect(entries.map(\.scheme) == ["alpha", "", "alpha", "alpha", "alpha"])
+        #expect(entries.map(\.callerLeft) == [nil, nil, nil, true, true])
+        #expect(entries[3].launchState == "hot")
+        #expect(!"\(entries)".contains("secret"))
     }
 }

@@ -133,6 +133,20 @@ struct AdminReportTests {
         try decode([AppReport].self, "[\n\n]", expected: [])
         let registered = """
         {
+          "heldByOthers" : [
+            {
+              "app" : "com.other.todo",
+              "claimants" : [
+                "com.example.todolist",
+                "com.other.todo"
+              ],
+              "claims" : [
+
+              ],
+              "reason" : "userDefault",
+              "scheme" : "todolist"
+            }
+          ],
           "registered" : {
             "executable" : "todolist",
             "id" : "com.example.todolist",
@@ -155,7 +169,12 @@ struct AdminReportTests {
           }
         }
         """
-        try decode(RegisterReport.self, registered, expected: RegisterReport(registered: app))
+        try decode(RegisterReport.self, registered, expected: RegisterReport(registered: app, heldByOthers: [
+            SchemeReport(scheme: "todolist", app: "com.other.todo", reason: "userDefault", claimants: ["com.example.todolist", "com.other.todo"]),
+        ]))
+        // A daemon before heldByOthers: the answer decodes with none.
+        let before = #"{"registered": {"executable": "t", "id": "a.one", "name": "A", "path": "/a", "queriesSchemes": [], "schemes": ["x"]}}"#
+        #expect(try JSONDecoder().decode(RegisterReport.self, from: Data(before.utf8)).heldByOthers.isEmpty)
         // What a daemon before URL type names sent still decodes, with no URL types.
         let old = #"{"executable": "t", "id": "a.one", "name": "A", "path": "/a", "queriesSchemes": [], "schemes": ["x"]}"#
         #expect(try JSONDecoder().decode(AppReport.self, from: Data(old.utf8))
@@ -233,6 +252,9 @@ struct AdminReportTests {
           ],
           "kind" : "com.acme.todolist",
           "reason" : "onlyClaimant",
+          "refusedClaims" : [
+
+          ],
           "scheme" : "todolist",
           "url" : "todolist://x",
           "why" : "w"
@@ -306,6 +328,9 @@ struct AdminReportTests {
             }
           ],
           "reason" : "onlyClaimant",
+          "refusedClaims" : [
+
+          ],
           "scheme" : "xyz",
           "url" : "xyz://a/b",
           "why" : "a.one is the only app that declares 'xyz'"
@@ -323,6 +348,12 @@ struct AdminReportTests {
 
           ],
           "reason" : "noHandler",
+          "refusedClaims" : [
+            {
+              "path" : "/apps/nope.app",
+              "reason" : "CFBundleExecutable names 'nope', which does not exist in the bundle"
+            }
+          ],
           "scheme" : "nope",
           "url" : "nope:",
           "userDefault" : "gone.app",
@@ -330,7 +361,11 @@ struct AdminReportTests {
         }
         """
         try decode(ExplainReport.self, noHandler, expected: ExplainReport(url: "nope:", scheme: "nope", app: nil, reason: "noHandler",
-                                                                          why: "no registered app declares 'nope' in its CFBundleURLTypes", claimants: [], userDefault: "gone.app"))
+                                                                          why: "no registered app declares 'nope' in its CFBundleURLTypes", claimants: [], userDefault: "gone.app",
+                                                                          refusedClaims: [RefusedClaimReport(path: "/apps/nope.app", reason: "CFBundleExecutable names 'nope', which does not exist in the bundle")]))
+        // A daemon before refusedClaims: an explanation decodes with none.
+        let before = #"{"claimants": [], "reason": "noHandler", "scheme": "nope", "url": "nope:", "why": "w"}"#
+        #expect(try JSONDecoder().decode(ExplainReport.self, from: Data(before.utf8)).refusedClaims.isEmpty)
     }
 
     @Test("running")

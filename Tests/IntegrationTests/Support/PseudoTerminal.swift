@@ -2,7 +2,8 @@ import Foundation
 import LaunchServicesTesting
 
 /// Runs a tool on a real pseudo-terminal (Python's `pty`), answering its first question
-/// ("Choose …") with a line, so the terminal chooser is tested as a person meets it.
+/// ("Choose …") with a line (or Ctrl-D, for `<EOF>`), so the terminal chooser is tested as a
+/// person meets it.
 extension DaemonHarness {
     static let ptyScript = #"""
     import os, pty, select, sys, time
@@ -23,7 +24,8 @@ extension DaemonHarness {
                 break
             out += data
             if not sent and b"Choose" in out:
-                os.write(fd, (answer + "\n").encode())
+                # "<EOF>" is Ctrl-D at the start of a line: the end of input.
+                os.write(fd, b"\x04" if answer == "<EOF>" else (answer + "\n").encode())
                 sent = True
     _, status = os.waitpid(pid, 0)
     sys.stdout.write(out.decode(errors="replace"))
