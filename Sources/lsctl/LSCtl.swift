@@ -33,21 +33,23 @@ struct CommonOptions: ParsableArguments {
     /// it as the query's report type. A refusal (an app asking for the history, say) prints
     /// the daemon's message and exits 1; an unreachable daemon exits 69.
     func query<Report: Decodable>(_ query: AdminQuery, as report: Report.Type) throws -> Report {
-        try ask(query.topic, as: report, refusalExit: .failure) { try $0.query(query) }
+        try ask(query.topic, as: report) { try $0.query(query) }
     }
 
     /// Runs a command; prints the daemon's JSON with --json, else decodes it as the command's
     /// report type. A refusal prints the daemon's message and exits 1; an unreachable daemon exits 69.
     func command<Report: Decodable>(_ command: AdminCommand, as report: Report.Type) throws -> Report {
-        try ask(command.verb, as: report, refusalExit: .failure) { try $0.command(command) }
+        try ask(command.verb, as: report) { try $0.command(command) }
     }
 
-    /// A test-only hook; answered like a query.
+    /// A test-only hook; answered like a query, and refused like one (exit 1) when the
+    /// daemon does not allow it.
     func debug(_ hook: DebugHook) throws -> DebugStallReport {
-        try ask(hook.topic, as: DebugStallReport.self, refusalExit: ExitCode(ExitCodes.unavailable)) { try $0.debug(hook) }
+        try ask(hook.topic, as: DebugStallReport.self) { try $0.debug(hook) }
     }
 
-    private func ask<Report: Decodable>(_ what: String, as report: Report.Type, refusalExit: ExitCode,
+    /// Every refusal exits 1 and everything else that fails 69, as lsctl's exit table says.
+    private func ask<Report: Decodable>(_ what: String, as report: Report.Type,
                                         _ send: (LaunchServicesClient) throws -> String) throws -> Report {
         let text: String
         do {
@@ -56,7 +58,7 @@ struct CommonOptions: ParsableArguments {
             text = try send(client)
         } catch let error as ClientError {
             complain(error.description)
-            if case .refused = error { throw refusalExit }
+            if case .refused = error { throw ExitCode.failure }
             throw ExitCode(ExitCodes.unavailable)
         }
         if json {

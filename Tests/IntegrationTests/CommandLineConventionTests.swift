@@ -69,6 +69,18 @@ struct CommandLineConventionTests {
         }
     }
 
+    @Test("every refusal of lsctl exits 1, the test hook debug-stall's too; an unreachable daemon 69")
+    func refusalsExitOne() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        let stall = try h.lsctl("debug-stall")
+        #expect(stall.status == 1, "\(stall.stderr)")
+        #expect(stall.stderr.contains("debug-stall is disabled"), "\(stall.stderr)")
+        #expect(try h.lsctl("explain", "not a url").status == 1)
+        let away = try h.lsctl("debug-stall", "--socket", h.root + "/no-such-socket")
+        #expect(away.status == 69, "\(away.stderr)")
+    }
+
     @Test("lsctl --socket P VERB works as lsctl VERB --socket P (and --json), for every kind of verb")
     func sharedOptionsBeforeTheVerb() throws {
         let h = try DaemonHarness(apps: [.test("alpha")])
