@@ -33,7 +33,7 @@ struct Logs: ParsableCommand {
         let registered = try options.query(.apps, as: [AppReport].self).contains { $0.id == id }
         if destination == "journal" {
             guard registered else { throw unknown() }
-            print("journalctl --user -t \(id)\(lines.map { " -n \($0)" } ?? "")")
+            printEscaped("journalctl --user -t \(id)\(lines.map { " -n \($0)" } ?? "")")
             return
         }
         let file = destination + "/" + id + ".log"

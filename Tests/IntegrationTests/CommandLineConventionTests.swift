@@ -39,6 +39,20 @@ struct CommandLineConventionTests {
         }
     }
 
+    @Test("lsctl prints text only through printEscaped and printJSON: no plain print bypasses the escaping")
+    func lsctlPrintsEscaped() throws {
+        let folder = Self.repo + "/Sources/lsctl"
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".swift") && $0 != "TerminalOutput.swift" }
+        #expect(files.count > 3, "\(files)")
+        let plain = try Regex(#"(^|[^A-Za-z0-9_.])print\(|Swift\.print"#)
+        for file in files {
+            let lines = try String(contentsOfFile: folder + "/" + file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            for (number, line) in lines.enumerated() where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                #expect(!line.contains(plain), "Sources/lsctl/\(file):\(number + 1) prints without escaping: \(line)")
+            }
+        }
+    }
+
     /// The exit statuses a README section's table lists (rows `| N | …`).
     static func documentedStatuses(tool: String) throws -> Set<Int32> {
         let readme = try String(contentsOfFile: repo + "/README.md", encoding: .utf8)
