@@ -23,7 +23,7 @@ struct LSCtl: ParsableCommand {
 
 /// Options every verb shares.
 struct CommonOptions: ParsableArguments {
-    @Flag(help: "Print the daemon's JSON document instead of text.")
+    @Flag(help: "Print a JSON document instead of text: the daemon's answer, or the verb's own report.")
     var json = false
 
     @Option(help: "Socket path (default: $LAUNCHSERVICES_SOCKET, else $XDG_RUNTIME_DIR/launchservices/socket).")

@@ -39,6 +39,33 @@ struct CommandLineConventionTests {
         }
     }
 
+    @Test("every lsctl verb takes --json and --socket, as its --help and the README say")
+    func everyVerbTakesSharedOptions() throws {
+        try TemporaryFolder.with(prefix: "lsverbs") { scratch in
+            func help(_ words: [String]) throws -> String {
+                try ChildProcess.run(DaemonHarness.binary("lsctl"), words + ["--help"], scratch: scratch, timeout: 30).stdout
+            }
+            /// The verbs a --help lists under SUBCOMMANDS (`  name   abstract`).
+            func verbs(_ text: String) -> [String] {
+                guard let list = text.components(separatedBy: "SUBCOMMANDS:\n").dropFirst().first else { return [] }
+                return list.split(separator: "\n", omittingEmptySubsequences: false).prefix { !$0.isEmpty }.compactMap { line in
+                    guard line.hasPrefix("  "), !line.hasPrefix("   "), let word = line.split(separator: " ").first else { return nil }
+                    return String(word)
+                }
+            }
+            var checked: [String] = []
+            for verb in verbs(try help([])) {
+                let nested = verbs(try help([verb]))
+                for words in nested.isEmpty ? [[verb]] : nested.map({ [verb, $0] }) {
+                    let text = try help(words)
+                    #expect(text.contains("--json") && text.contains("--socket"), "lsctl \(words.joined(separator: " ")) --help: \(text)")
+                    checked.append(words.joined(separator: " "))
+                }
+            }
+            #expect(checked.contains("logs") && checked.contains("pasteboard paste") && checked.count >= 18, "\(checked)")
+        }
+    }
+
     @Test("lsctl prints text only through printEscaped and printJSON: no plain print bypasses the escaping")
     func lsctlPrintsEscaped() throws {
         let folder = Self.repo + "/Sources/lsctl"
@@ -114,6 +141,7 @@ struct CommandLineConventionTests {
             (["--socket", h.socket, "pasteboard", "list"], ["pasteboard", "list", "--socket", h.socket]),
             (["--socket", h.socket, "default", "alpha"], ["default", "alpha", "--socket", h.socket]),
             (["--socket", h.socket, "logs", "test.alpha"], ["logs", "test.alpha", "--socket", h.socket]),
+            (["--json", "--socket", h.socket, "logs", "test.alpha"], ["logs", "test.alpha", "--socket", h.socket, "--json"]),
             (["--socket", h.socket, "explain", "not a url"], ["explain", "not a url", "--socket", h.socket]),
         ] {
             let leading = try lsctl(before), trailing = try lsctl(after)
@@ -123,6 +151,11 @@ struct CommandLineConventionTests {
         }
         #expect(try lsctl(["--socket", h.socket, "apps"]).status == 0)
         #expect(try lsctl(["--socket", h.socket, "explain", "not a url"]).status == 1, "a refusal exits 1")
+        // Every verb takes --json, logs included: where the app's output goes, and its lines.
+        let logs = try lsctl(["--json", "--socket", h.socket, "logs", "test.alpha"])
+        #expect(logs.status == 0, "\(logs.stderr)")
+        #expect(logs.json?["destination"] as? String == h.appLogFolder, "\(logs.stdout)")
+        #expect(logs.json?["lines"] as? [String] == [], "test.alpha has written nothing: \(logs.stdout)")
         #expect(try lsctl(["--socket", h.socket]).status == 64, "no verb: a usage error")
         let help = try lsctl(["--socket", h.socket, "--help"])
         #expect(help.status == 0 && help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("may also come before the verb"), "\(help.stdout)\(help.stderr)")
