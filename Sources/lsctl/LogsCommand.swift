@@ -6,11 +6,14 @@ import LaunchServicesProtocol
 
 /// `lsctl logs ID [-n N]`: what a launched app wrote to stdout and stderr. The daemon's
 /// `status` says where that goes (`appLogs`): into the journal, whose command this prints,
-/// or into `ID.log` (and the rotated `ID.log.1`) in a folder, which this prints.
+/// or into `ID.log` (and the rotated `ID.log.1`) in a folder, which this prints: exactly,
+/// for a pipe or a file; on a terminal with each line's control characters escaped, since
+/// an app's output may hold sequences a terminal acts on (a new window title, a cleared
+/// screen, a carriage return over a line) and lsctl shows text, never lets it act.
 struct Logs: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print what a launched app wrote to stdout and stderr (or the journalctl command that shows it).",
-        discussion: "--json prints one object: destination (the log folder, or journal), and then file and lines (each line's text; bytes that are not UTF-8 become U+FFFD), or command (under the journal).")
+        discussion: "On a terminal, each line is shown with its control characters escaped (ESC as \\x1B); piped or redirected, the app's bytes are written exactly. --json prints one object: destination (the log folder, or journal), and then file and lines (each line's text; bytes that are not UTF-8 become U+FFFD), or command (under the journal).")
 
     @OptionGroup var options: CommonOptions
 
@@ -61,7 +64,8 @@ struct Logs: ParsableCommand {
             let texts = shown.map { JSONText.quote(String(decoding: $0, as: UTF8.self)) }
             return printJSON("{" + fields.joined(separator: ",") + ",\"lines\":[" + texts.joined(separator: ",") + "]}")
         }
-        FileHandle.standardOutput.write(log.bytes(of: shown))
+        guard isatty(STDOUT_FILENO) == 1 else { return FileHandle.standardOutput.write(log.bytes(of: shown)) }
+        for line in shown { printEscaped(String(decoding: line, as: UTF8.self)) }
     }
 
     private func unknown() -> Error {

@@ -6,8 +6,8 @@ import LaunchServicesCore
 // (a newline, ESC, the one-byte CSI), so every text line lsctl prints goes through
 // `printEscaped`, and every JSON document through `printJSON`; a plain `print` in lsctl is a
 // bug (CommandLineConventionTests holds the sources to that). Two outputs are bytes, not
-// text: `pasteboard paste` writes the item exactly as copied, and `logs` an app's output as
-// the app wrote it.
+// text: `pasteboard paste` writes the item exactly as copied (as `cat` writes a file), and
+// `logs` an app's output exactly when stdout is not a terminal (on one, each line escaped).
 
 /// Prints one line with its control characters escaped (`TerminalText`).
 func printEscaped(_ line: String) {
