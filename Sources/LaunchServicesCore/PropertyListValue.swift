@@ -41,29 +41,3 @@ public indirect enum PropertyListValue: Hashable, Sendable, CustomStringConverti
         }
     }
 }
-
-/// JSON string quoting without Foundation (the app runtime and core stay Foundation-free).
-public enum JSONText {
-    public static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                // Every character a terminal acts on, not only those JSON requires escaped:
-                // JSON output is often read on a terminal (TerminalText).
-                if TerminalText.isControl(scalar) {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
-}

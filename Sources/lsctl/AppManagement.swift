@@ -19,7 +19,7 @@ struct Quit: ParsableCommand {
         case "terminated": "ended by SIGTERM: it did not exit when its connection closed"
         default: "exited by itself after its connection closed"
         }
-        print("\(report.quit) (pid \(report.pid.map { "\($0)" } ?? "?")) \(how) (\(report.status)) in \(String(format: "%.2f", report.seconds)) s")
+        printEscaped("\(report.quit) (pid \(report.pid.map { "\($0)" } ?? "?")) \(how) (\(report.status)) in \(String(format: "%.2f", report.seconds)) s")
     }
 }
 
@@ -48,7 +48,7 @@ struct History: ParsableCommand {
             return
         }
         guard !entries.isEmpty else {
-            print("no opens yet")
+            printEscaped("no opens yet")
             return
         }
         for e in entries {
@@ -60,7 +60,7 @@ struct History: ParsableCommand {
             if e.callerLeft == true, e.outcome != HistoryEntry.withdrawn { line += " after the caller left" }
             if !phases.isEmpty { line += "  " + phases.joined(separator: ", ") + " ms" }
             if let total = e.totalMs { line += "; total \(String(format: "%.2f", total)) ms" }
-            print(line)
+            printEscaped(line)
         }
     }
 }

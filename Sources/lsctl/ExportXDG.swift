@@ -113,10 +113,10 @@ struct ExportXDG: ParsableCommand {
             printJSON(String(decoding: data, as: UTF8.self))
             return
         }
-        print("exported \(exported.count) scheme(s) to \(desktopPath): \(exported.joined(separator: ", "))")
-        print("updated \(mimeapps)")
-        for (scheme, current) in skipped { print("left alone: \(scheme) (default: \(current)); use --force to take it over") }
-        if let headless { print("note: \(headless)") }
+        printEscaped("exported \(exported.count) scheme(s) to \(desktopPath): \(exported.joined(separator: ", "))")
+        printEscaped("updated \(mimeapps)")
+        for (scheme, current) in skipped { printEscaped("left alone: \(scheme) (default: \(current)); use --force to take it over") }
+        if let headless { printEscaped("note: \(headless)") }
     }
 
     /// xdg-open (xdg-utils, outside a desktop environment) reads x-scheme-handler defaults

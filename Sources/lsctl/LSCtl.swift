@@ -23,7 +23,7 @@ struct LSCtl: ParsableCommand {
 
 /// Options every verb shares.
 struct CommonOptions: ParsableArguments {
-    @Flag(help: "Print the daemon's JSON document instead of text.")
+    @Flag(help: "Print a JSON document instead of text: the daemon's answer, or the verb's own report.")
     var json = false
 
     @Option(help: "Socket path (default: $LAUNCHSERVICES_SOCKET, else $XDG_RUNTIME_DIR/launchservices/socket).")
@@ -33,21 +33,23 @@ struct CommonOptions: ParsableArguments {
     /// it as the query's report type. A refusal (an app asking for the history, say) prints
     /// the daemon's message and exits 1; an unreachable daemon exits 69.
     func query<Report: Decodable>(_ query: AdminQuery, as report: Report.Type) throws -> Report {
-        try ask(query.topic, as: report, refusalExit: .failure) { try $0.query(query) }
+        try ask(query.topic, as: report) { try $0.query(query) }
     }
 
     /// Runs a command; prints the daemon's JSON with --json, else decodes it as the command's
     /// report type. A refusal prints the daemon's message and exits 1; an unreachable daemon exits 69.
     func command<Report: Decodable>(_ command: AdminCommand, as report: Report.Type) throws -> Report {
-        try ask(command.verb, as: report, refusalExit: .failure) { try $0.command(command) }
+        try ask(command.verb, as: report) { try $0.command(command) }
     }
 
-    /// A test-only hook; answered like a query.
+    /// A test-only hook; answered like a query, and refused like one (exit 1) when the
+    /// daemon does not allow it.
     func debug(_ hook: DebugHook) throws -> DebugStallReport {
-        try ask(hook.topic, as: DebugStallReport.self, refusalExit: ExitCode(ExitCodes.unavailable)) { try $0.debug(hook) }
+        try ask(hook.topic, as: DebugStallReport.self) { try $0.debug(hook) }
     }
 
-    private func ask<Report: Decodable>(_ what: String, as report: Report.Type, refusalExit: ExitCode,
+    /// Every refusal exits 1 and everything else that fails 69, as lsctl's exit table says.
+    private func ask<Report: Decodable>(_ what: String, as report: Report.Type,
                                         _ send: (LaunchServicesClient) throws -> String) throws -> Report {
         let text: String
         do {
@@ -56,7 +58,7 @@ struct CommonOptions: ParsableArguments {
             text = try send(client)
         } catch let error as ClientError {
             complain(error.description)
-            if case .refused = error { throw refusalExit }
+            if case .refused = error { throw ExitCode.failure }
             throw ExitCode(ExitCodes.unavailable)
         }
         if json {
@@ -74,18 +76,18 @@ struct CommonOptions: ParsableArguments {
 
 /// Prints an explanation document (explain, default) for a person.
 func printExplanation(_ e: ExplainReport) {
-    print("\(e.url) → \(e.app ?? "no app")")
-    print("  why: \(e.why)")
-    if let kind = e.kind { print("  kind: \(kind) (CFBundleURLName)") }
-    if let held = e.claims.first(where: { $0.app == e.app }) { print("  registered since: \(held.since)") }
+    printEscaped("\(e.url) → \(e.app ?? "no app")")
+    printEscaped("  why: \(e.why)")
+    if let kind = e.kind { printEscaped("  kind: \(kind) (CFBundleURLName)") }
+    if let held = e.claims.first(where: { $0.app == e.app }) { printEscaped("  registered since: \(held.since)") }
     if !e.claims.isEmpty {
         let others = e.claims.filter { $0.app != e.app }
-        if !others.isEmpty { print("  also claimed by: \(others.map { "\($0.app) (since \($0.since))" }.joined(separator: ", "))") }
+        if !others.isEmpty { printEscaped("  also claimed by: \(others.map { "\($0.app) (since \($0.since))" }.joined(separator: ", "))") }
     } else if e.claimants.count > 1 {
-        print("  also claimed by: \(e.claimants.filter { $0 != e.app }.joined(separator: ", "))")
+        printEscaped("  also claimed by: \(e.claimants.filter { $0 != e.app }.joined(separator: ", "))")
     }
-    if let chosen = e.userDefault, chosen != e.app { print("  user default: \(chosen) (not a claimant now, so ignored)") }
-    for refused in e.refusedClaims { print("  refused bundle declaring it: \(refused.path): \(refused.reason)") }
+    if let chosen = e.userDefault, chosen != e.app { printEscaped("  user default: \(chosen) (not a claimant now, so ignored)") }
+    for refused in e.refusedClaims { printEscaped("  refused bundle declaring it: \(refused.path): \(refused.reason)") }
 }
 
 struct Register: ParsableCommand {
@@ -99,10 +101,10 @@ struct Register: ParsableCommand {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         let report = try options.command(.register(path: absolute), as: RegisterReport.self)
         let app = report.registered
-        print("registered \(app.id) (\(app.schemes.joined(separator: ", ")))")
+        printEscaped("registered \(app.id) (\(app.schemes.joined(separator: ", ")))")
         for held in report.heldByOthers {
             let why = held.reason == "userDefault" ? "your default" : "registered first, since \(held.claims.first { $0.app == held.app }?.since ?? "?")"
-            print("  '\(held.scheme):' still opens with \(held.app) (\(why)); lsctl default \(held.scheme) \(app.id) to open it with \(app.id)")
+            printEscaped("  '\(held.scheme):' still opens with \(held.app) (\(why)); lsctl default \(held.scheme) \(app.id) to open it with \(app.id)")
         }
     }
 }
@@ -116,9 +118,9 @@ struct Unregister: ParsableCommand {
 
     func run() throws {
         let answer = try options.command(.unregister(id: id), as: UnregisterReport.self)
-        print("unregistered \(id)")
-        if let pid = answer.quitting { print("it was running (pid \(pid)): quitting it as lsctl quit does (willTerminate; SIGTERM, then SIGKILL, after the grace)") }
-        if let note = answer.note { print("note: \(note)") }
+        printEscaped("unregistered \(id)")
+        if let pid = answer.quitting { printEscaped("it was running (pid \(pid)): quitting it as lsctl quit does (willTerminate; SIGTERM, then SIGKILL, after the grace)") }
+        if let note = answer.note { printEscaped("note: \(note)") }
     }
 }
 
@@ -158,9 +160,9 @@ struct Rescan: ParsableCommand {
     func run() throws {
         let s = try options.command(.rescan, as: RescanSummary.self)
         for (key, ids) in [("added", s.added), ("changed", s.changed), ("removed", s.removed)] {
-            print("\(key): \(ids.isEmpty ? "none" : ids.joined(separator: ", "))")
+            printEscaped("\(key): \(ids.isEmpty ? "none" : ids.joined(separator: ", "))")
         }
-        for line in s.refused { print("refused: \(line)") }
+        for line in s.refused { printEscaped("refused: \(line)") }
     }
 }
 
@@ -170,7 +172,7 @@ struct Schemes: ParsableCommand {
 
     func run() throws {
         let rows = try options.query(.schemes, as: [SchemeReport].self)
-        guard !rows.isEmpty else { return print("no schemes registered") }
+        guard !rows.isEmpty else { return printEscaped("no schemes registered") }
         Table.show(header: ["SCHEME", "OPENS WITH", "SINCE", "WHY", "CLAIMANTS", "KIND"], rows: rows.map { row in
             [row.scheme, row.app, row.claims.first { $0.app == row.app }?.since ?? "", row.reason, "\(row.claimants.count)", row.kind ?? "-"]
         })
@@ -183,7 +185,7 @@ struct Conflicts: ParsableCommand {
 
     func run() throws {
         let rows = try options.query(.conflicts, as: [SchemeReport].self)
-        guard !rows.isEmpty else { return print("no contested schemes") }
+        guard !rows.isEmpty else { return printEscaped("no contested schemes") }
         Table.show(header: ["SCHEME", "WINNER", "WHY", "CLAIMS (APP SINCE, EARLIEST FIRST)"], rows: rows.map { row in
             [row.scheme, row.app, row.reason,
              row.claims.isEmpty ? row.claimants.joined(separator: ", ") : row.claims.map { "\($0.app) \($0.since)" }.joined(separator: ", ")]
@@ -197,23 +199,23 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let s = try options.query(.status, as: StatusReport.self)
-        print("launchservicesd \(s.version) (pid \(s.pid)), up \(String(format: "%.1f", s.uptimeSeconds)) s")
-        print("  socket:     \(s.socket)")
-        print("  apps:       \(s.appsRegistered) registered, \(s.schemesRegistered) schemes")
-        print("  running:    \(s.appsRunning)\(s.appsSuspended > 0 ? ", \(s.appsSuspended) suspended" : "")\(s.frontmost.map { " (frontmost: \($0))" } ?? "")")
-        print("  opens:      \(s.opensServed) served")
-        print("  pasteboards: \(s.pasteboards) holding items (\(s.persistentPasteboards) persistent)")
-        print("  folders:    \(s.appsFolders.joined(separator: ", "))")
-        if let logs = s.appLogs { print("  app logs:   \(logs == "journal" ? "the journal (lsctl logs ID)" : logs)") }
+        printEscaped("launchservicesd \(s.version) (pid \(s.pid)), up \(String(format: "%.1f", s.uptimeSeconds)) s")
+        printEscaped("  socket:     \(s.socket)")
+        printEscaped("  apps:       \(s.appsRegistered) registered, \(s.schemesRegistered) schemes")
+        printEscaped("  running:    \(s.appsRunning)\(s.appsSuspended > 0 ? ", \(s.appsSuspended) suspended" : "")\(s.frontmost.map { " (frontmost: \($0))" } ?? "")")
+        printEscaped("  opens:      \(s.opensServed) served")
+        printEscaped("  pasteboards: \(s.pasteboards) holding items (\(s.persistentPasteboards) persistent)")
+        printEscaped("  folders:    \(s.appsFolders.joined(separator: ", "))")
+        if let logs = s.appLogs { printEscaped("  app logs:   \(logs == "journal" ? "the journal (lsctl logs ID)" : logs)") }
         if !s.refusedBundles.isEmpty {
-            print("  refused bundles:")
-            for line in s.refusedBundles { print("    \(line)") }
+            printEscaped("  refused bundles:")
+            for line in s.refusedBundles { printEscaped("    \(line)") }
         }
         for damaged in s.damagedDatabases ?? [] {
-            print("  damaged database: \(damaged.file) (\(damaged.reason)), set aside unchanged as \(damaged.keptAs) at \(damaged.time)")
-            print("    lost: \(damaged.lost)")
+            printEscaped("  damaged database: \(damaged.file) (\(damaged.reason)), set aside unchanged as \(damaged.keptAs) at \(damaged.time)")
+            printEscaped("    lost: \(damaged.lost)")
         }
-        for problem in s.storageProblems ?? [] { print("  storage: \(problem)") }
+        for problem in s.storageProblems ?? [] { printEscaped("  storage: \(problem)") }
     }
 }
 
@@ -224,7 +226,7 @@ struct Apps: ParsableCommand {
     func run() throws {
         let apps = try options.query(.apps, as: [AppReport].self)
         guard !apps.isEmpty else {
-            print("no apps registered")
+            printEscaped("no apps registered")
             return
         }
         let rows = apps.map { app -> [String] in [app.id, app.schemes.joined(separator: ","), app.path, Self.urlTypes(app)] }
@@ -245,7 +247,7 @@ struct Running: ParsableCommand {
     func run() throws {
         let apps = try options.query(.running, as: [RunningReport].self)
         guard !apps.isEmpty else {
-            print("no apps running")
+            printEscaped("no apps running")
             return
         }
         let rows = apps.map { app -> [String] in
@@ -263,7 +265,7 @@ struct DebugStall: ParsableCommand {
 
     func run() throws {
         _ = try options.debug(.stall)
-        print("launchservicesd's event loop is now stalled")
+        printEscaped("launchservicesd's event loop is now stalled")
     }
 }
 
@@ -274,7 +276,7 @@ enum Table {
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         for row in all {
             let line = row.enumerated().map { $0.offset == row.count - 1 ? $0.element : $0.element.padding(toLength: widths[$0.offset] + 2, withPad: " ", startingAt: 0) }.joined()
-            print(line)
+            printEscaped(line)
         }
     }
 }

@@ -149,7 +149,7 @@ struct PasteboardCommand: ParsableCommand {
         func run() throws {
             let boards = try options.query(.pasteboards, as: [PasteboardReport].self)
             if boards.isEmpty {
-                print("no pasteboards")
+                printEscaped("no pasteboards")
                 return
             }
             for board in boards {
@@ -159,7 +159,7 @@ struct PasteboardCommand: ParsableCommand {
                 if board.passwordProtected { notes.append("password-protected") }
                 if let seconds = board.expiresInSeconds { notes.append("expires in \(seconds) s") }
                 let contents = board.passwordProtected ? "(protected)" : (items.isEmpty ? "empty" : items.joined(separator: ", "))
-                print("\(board.name): \(contents); \(notes.joined(separator: ", "))")
+                printEscaped("\(board.name): \(contents); \(notes.joined(separator: ", "))")
             }
         }
     }
@@ -174,7 +174,7 @@ struct PasteboardCommand: ParsableCommand {
             if options.json {
                 printJSON("{" + PasteboardCommand.summary(snapshot) + "}")
             } else {
-                print("cleared pasteboard '\(snapshot.name)' (change \(snapshot.changeCount))")
+                printEscaped("cleared pasteboard '\(snapshot.name)' (change \(snapshot.changeCount))")
             }
         }
     }

@@ -84,7 +84,7 @@ struct CallbackWaiter {
     }
 
     /// Success prints the parameters on stdout (`name=value` lines); anything else a message
-    /// on stderr. With --json, one object on stdout either way.
+    /// on stderr. With --json, one object on stdout either way, each value exactly as sent.
     func report(result: String, app: String, parameters: [QueryItem], callbackURL: String?, message: String?) {
         if json {
             var fields = ["\"result\":\(JSONText.quote(result))", "\"opened\":true", "\"url\":\(JSONText.quote(url))", "\"app\":\(JSONText.quote(app))"]
@@ -97,8 +97,11 @@ struct CallbackWaiter {
         }
         // The app's own words (its errorMessage) are shown, never acted on by the terminal.
         if let message { StandardStreams.error("lsopen: \(TerminalText.escapingControls(message))\n") }
+        // The callee chose the names and values: a decoded `%0A` would forge a second
+        // `name=value` line for a script reading this, `%1B` reach the terminal. Each
+        // parameter stays on its own line, control characters escaped; --json has them exact.
         if result == "success" {
-            for item in parameters { print("\(item.name)=\(item.value ?? "")") }
+            for item in parameters { print(TerminalText.escapingControls("\(item.name)=\(item.value ?? "")")) }
         }
     }
 }

@@ -20,7 +20,7 @@ struct LSOpen: ParsableCommand {
     @Flag(help: "Only ask whether some app handles the URL's scheme; exit 0 (yes) or 1 (no), 65 for an invalid URL.")
     var canOpen = false
 
-    @Flag(help: ArgumentHelp("Call an x-callback-url service and wait for its answer.", discussion: "lsopen adds its own x-success, x-error and x-cancel (and x-source=lsopen), waits for the app to call one back, and prints the returned parameters, one name=value per line (JSON: one object)."))
+    @Flag(help: ArgumentHelp("Call an x-callback-url service and wait for its answer.", discussion: "lsopen adds its own x-success, x-error and x-cancel (and x-source=lsopen), waits for the app to call one back, and prints the returned parameters, one name=value per line with control characters escaped (JSON: one object, each value exact)."))
     var wait = false
 
     @Flag(help: "Print one JSON object instead of text.")

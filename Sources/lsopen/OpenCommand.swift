@@ -25,7 +25,9 @@ struct OpenCommand: Equatable {
     var timeout: Double = 60
     var socket: String?
 
-    /// Combinations that make no sense, named; the same rules for both readings.
+    /// Combinations that make no sense, named; the same rules for both readings. The
+    /// annotation's value is not read here: `run` reads it once (a file read twice could
+    /// change in between) and refuses it as a usage error too.
     func problem() -> String? {
         guard timeout > 0, timeout <= 86_400 else { return "--timeout must be between 0 and 86400 seconds, not \(timeout)" }
         guard !(wait && canOpen) else { return "--wait and --can-open cannot be combined" }
@@ -34,7 +36,6 @@ struct OpenCommand: Equatable {
         guard [annotation, annotationJSON, annotationPlist].compactMap({ $0 }).count <= 1 else {
             return "give one of --annotation (a string), --annotation-json and --annotation-plist (any property-list value)"
         }
-        if case .failure(let problem) = annotationValue() { return problem.description }
         return nil
     }
 
@@ -55,10 +56,15 @@ struct OpenCommand: Equatable {
         return .success(nil)
     }
 
+    /// Why an annotation option cannot be sent (a usage error, exit 64).
+    struct AnnotationProblem: Error, CustomStringConvertible {
+        var description: String
+    }
+
     /// Does what was asked and exits with lsopen's status (see `LSOpen`'s discussion).
     func run() -> Never {
         let limit = Duration.milliseconds(Int64(timeout * 1000))
-        // Read again here (validation read it too): a file that changed meanwhile is said so.
+        // The one reading of the annotation, before anything is asked of the daemon.
         let annotationValue: PropertyListValue?
         switch self.annotationValue() {
         case .success(let value): annotationValue = value
@@ -98,11 +104,6 @@ struct OpenCommand: Equatable {
     }
 
     /// `--can-open`: 0 when some app handles the scheme, 1 when none does.
-    /// Why an annotation option cannot be sent (a usage error, exit 64).
-    struct AnnotationProblem: Error, CustomStringConvertible {
-        var description: String
-    }
-
     func askCanOpen(_ client: LaunchServicesClient, timeout: Duration) -> Int32 {
         let answer: (canOpen: Bool, app: String?)
         do {

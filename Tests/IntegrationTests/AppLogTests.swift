@@ -32,6 +32,31 @@ struct AppLogTests {
         #expect(unknown.stderr.contains("no app 'test.nobody' is registered"), "\(unknown.stderr)")
     }
 
+    @Test("lsctl logs: on a terminal, an app's control characters are escaped line by line; piped, the exact bytes; --json, the exact lines")
+    func logsOnTerminal() throws {
+        let h = try DaemonHarness(apps: [.test("chatty")])
+        defer { h.stop() }
+        // What an app may write: a window title, a screen clear, a carriage return over a line.
+        let text = "plain line\n\u{1B}]0;retitled\u{07}\u{1B}[2Jcleared\rover\n"
+        try FileManager.default.createDirectory(atPath: h.appLogFolder, withIntermediateDirectories: true)
+        try text.write(toFile: h.appLogFolder + "/test.chatty.log", atomically: true, encoding: .utf8)
+
+        let piped = try h.lsctl("logs", "test.chatty")
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(piped.stdout == text, "piped: byte for byte")
+
+        let terminal = try h.lsctlOnTerminal("logs", "test.chatty")
+        #expect(terminal.status == 0, "\(terminal.stdout)")
+        #expect(terminal.stdout == "plain line\r\n\\x1B]0;retitled\\x07\\x1B[2Jcleared\\rover\r\n", "\(terminal.stdout.debugDescription)")
+
+        let json = try h.lsctl("logs", "test.chatty", "--json", "-n", "1")
+        #expect(json.status == 0, "\(json.stderr)")
+        #expect(json.json?["destination"] as? String == h.appLogFolder)
+        #expect(json.json?["file"] as? String == h.appLogFolder + "/test.chatty.log")
+        #expect(json.json?["lines"] as? [String] == ["\u{1B}]0;retitled\u{07}\u{1B}[2Jcleared\rover"], "\(json.stdout)")
+        #expect(!json.stdout.unicodeScalars.contains("\u{1B}"), "JSON escapes it")
+    }
+
     @Test("past appLogs.maximumBytes the log rotates to ID.log.1; neither file passes the limit")
     func rotation() throws {
         let h = try DaemonHarness(apps: [.test("noisy", "--print=line-of-noisy-output", "--print-repeat=200")],

@@ -39,6 +39,47 @@ struct CommandLineConventionTests {
         }
     }
 
+    @Test("every lsctl verb takes --json and --socket, as its --help and the README say")
+    func everyVerbTakesSharedOptions() throws {
+        try TemporaryFolder.with(prefix: "lsverbs") { scratch in
+            func help(_ words: [String]) throws -> String {
+                try ChildProcess.run(DaemonHarness.binary("lsctl"), words + ["--help"], scratch: scratch, timeout: 30).stdout
+            }
+            /// The verbs a --help lists under SUBCOMMANDS (`  name   abstract`).
+            func verbs(_ text: String) -> [String] {
+                guard let list = text.components(separatedBy: "SUBCOMMANDS:\n").dropFirst().first else { return [] }
+                return list.split(separator: "\n", omittingEmptySubsequences: false).prefix { !$0.isEmpty }.compactMap { line in
+                    guard line.hasPrefix("  "), !line.hasPrefix("   "), let word = line.split(separator: " ").first else { return nil }
+                    return String(word)
+                }
+            }
+            var checked: [String] = []
+            for verb in verbs(try help([])) {
+                let nested = verbs(try help([verb]))
+                for words in nested.isEmpty ? [[verb]] : nested.map({ [verb, $0] }) {
+                    let text = try help(words)
+                    #expect(text.contains("--json") && text.contains("--socket"), "lsctl \(words.joined(separator: " ")) --help: \(text)")
+                    checked.append(words.joined(separator: " "))
+                }
+            }
+            #expect(checked.contains("logs") && checked.contains("pasteboard paste") && checked.count >= 18, "\(checked)")
+        }
+    }
+
+    @Test("lsctl prints text only through printEscaped and printJSON: no plain print bypasses the escaping")
+    func lsctlPrintsEscaped() throws {
+        let folder = Self.repo + "/Sources/lsctl"
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".swift") && $0 != "TerminalOutput.swift" }
+        #expect(files.count > 3, "\(files)")
+        let plain = try Regex(#"(^|[^A-Za-z0-9_.])print\(|Swift\.print"#)
+        for file in files {
+            let lines = try String(contentsOfFile: folder + "/" + file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            for (number, line) in lines.enumerated() where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                #expect(!line.contains(plain), "Sources/lsctl/\(file):\(number + 1) prints without escaping: \(line)")
+            }
+        }
+    }
+
     /// The exit statuses a README section's table lists (rows `| N | …`).
     static func documentedStatuses(tool: String) throws -> Set<Int32> {
         let readme = try String(contentsOfFile: repo + "/README.md", encoding: .utf8)
@@ -69,6 +110,18 @@ struct CommandLineConventionTests {
         }
     }
 
+    @Test("every refusal of lsctl exits 1, the test hook debug-stall's too; an unreachable daemon 69")
+    func refusalsExitOne() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        let stall = try h.lsctl("debug-stall")
+        #expect(stall.status == 1, "\(stall.stderr)")
+        #expect(stall.stderr.contains("debug-stall is disabled"), "\(stall.stderr)")
+        #expect(try h.lsctl("explain", "not a url").status == 1)
+        let away = try h.lsctl("debug-stall", "--socket", h.root + "/no-such-socket")
+        #expect(away.status == 69, "\(away.stderr)")
+    }
+
     @Test("lsctl --socket P VERB works as lsctl VERB --socket P (and --json), for every kind of verb")
     func sharedOptionsBeforeTheVerb() throws {
         let h = try DaemonHarness(apps: [.test("alpha")])
@@ -88,6 +141,7 @@ struct CommandLineConventionTests {
             (["--socket", h.socket, "pasteboard", "list"], ["pasteboard", "list", "--socket", h.socket]),
             (["--socket", h.socket, "default", "alpha"], ["default", "alpha", "--socket", h.socket]),
             (["--socket", h.socket, "logs", "test.alpha"], ["logs", "test.alpha", "--socket", h.socket]),
+            (["--json", "--socket", h.socket, "logs", "test.alpha"], ["logs", "test.alpha", "--socket", h.socket, "--json"]),
             (["--socket", h.socket, "explain", "not a url"], ["explain", "not a url", "--socket", h.socket]),
         ] {
             let leading = try lsctl(before), trailing = try lsctl(after)
@@ -97,6 +151,11 @@ struct CommandLineConventionTests {
         }
         #expect(try lsctl(["--socket", h.socket, "apps"]).status == 0)
         #expect(try lsctl(["--socket", h.socket, "explain", "not a url"]).status == 1, "a refusal exits 1")
+        // Every verb takes --json, logs included: where the app's output goes, and its lines.
+        let logs = try lsctl(["--json", "--socket", h.socket, "logs", "test.alpha"])
+        #expect(logs.status == 0, "\(logs.stderr)")
+        #expect(logs.json?["destination"] as? String == h.appLogFolder, "\(logs.stdout)")
+        #expect(logs.json?["lines"] as? [String] == [], "test.alpha has written nothing: \(logs.stdout)")
         #expect(try lsctl(["--socket", h.socket]).status == 64, "no verb: a usage error")
         let help = try lsctl(["--socket", h.socket, "--help"])
         #expect(help.status == 0 && help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("may also come before the verb"), "\(help.stdout)\(help.stderr)")

@@ -23,6 +23,22 @@ struct XCallbackTests {
         #expect(h.appOutput.contains("[wordrev] reverse 'hello world' for org.swift-launch-services.lsopen (x-source lsopen) → 'dlrow olleh'"))
     }
 
+    @Test("what the callee sends back is shown escaped: ESC and a newline in a value print as \\x1B and \\n, on one line; --json has it exactly")
+    func callbackParametersEscaped() throws {
+        let h = try DaemonHarness(apps: [try .demo("wordrev")])
+        defer { h.stop() }
+        // wordrev answers with the word reversed: "a ESC [2J newline forged=yes".
+        let url = "wordrev://x-callback-url/reverse?word=sey%3Ddegrof%0AJ2%5B%1Ba"
+        let plain = try h.lsopen("--wait", url)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stdout == "word=a\\x1B[2J\\nforged=yes\n", "one escaped line, no forged second one")
+        #expect(!plain.stdout.unicodeScalars.contains("\u{1B}"))
+
+        let json = try h.lsopen("--wait", "--json", url)
+        #expect(json.status == 0, "\(json.stderr)")
+        #expect((json.json?["parameters"] as? [String: Any])?["word"] as? String == "a\u{1B}[2J\nforged=yes", "a script gets the exact text")
+    }
+
     @Test("x-error and x-cancel replies: distinct exit codes, the error's code and message")
     func errorAndCancel() throws {
         let h = try DaemonHarness(apps: [try .demo("wordrev")])

@@ -41,4 +41,14 @@ import Testing
     func json() {
         #expect(JSONText.quote("a\u{9B}b\u{2028}\u{1B}") == #""a\u009bb\u2028\u001b""#)
     }
+
+    @Test("a JSON document from elsewhere: the controls JSON lets through raw become \\u escapes, nothing else changes")
+    func jsonDocument() {
+        let document = "{\"name\": \"a\u{9B}b\u{202E}c\u{7F}\",\n \"é😀\": [1, \"\\n\"]}"
+        #expect(JSONText.escapingTerminalControls(document) == "{\"name\": \"a\\u009bb\\u202ec\\u007f\",\n \"é😀\": [1, \"\\n\"]}",
+                "the newline between tokens is JSON's whitespace and stays")
+        #expect(JSONText.escapingTerminalControls("[\"plain\"]") == "[\"plain\"]")
+        #expect(JSONText.unicodeEscape("\u{1B}") == #"\u001b"#)
+        #expect(JSONText.unicodeEscape("😀") == #"\ud83d\ude00"#, "beyond U+FFFF: a surrogate pair")
+    }
 }

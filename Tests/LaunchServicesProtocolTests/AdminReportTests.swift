@@ -2,105 +2,13 @@ import Foundation
 import LaunchServicesProtocol
 import Testing
 
-/// The report types decode what the daemon sends (samples in its format: sorted keys,
-/// pretty-printed, slashes unescaped, absent optionals left out), and encode back to the
-/// same text with the daemon's settings, so no field name has drifted.
+/// The registry's report types (apps, schemes, explain, register, unregister, rescan) decode
+/// what the daemon sends (samples in its format: sorted keys, pretty-printed, slashes
+/// unescaped, absent optionals left out), and encode back to the same text with the
+/// daemon's settings, so no field name has drifted. The daemon's state reports (status,
+/// running, pasteboards) are in `StateReportTests`.
 @Suite("Admin reports")
 struct AdminReportTests {
-    /// The daemon's encoder settings (LaunchServicesDaemon/Reports.swift, `JSONDocument`).
-    static func daemonText(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
-    func decode<R: Codable & Equatable>(_ type: R.Type, _ text: String, expected: R) throws {
-        let decoded = try JSONDecoder().decode(R.self, from: Data(text.utf8))
-        #expect(decoded == expected)
-        #expect(try Self.daemonText(decoded) == text)
-    }
-
-    @Test("status")
-    func status() throws {
-        let text = """
-        {
-          "appsFolders" : [
-            "/home/u/Applications"
-          ],
-          "appsRegistered" : 3,
-          "appsRunning" : 1,
-          "appsSuspended" : 0,
-          "frontmost" : "com.example.todolist",
-          "opensServed" : 12,
-          "pasteboards" : 2,
-          "persistentPasteboards" : 1,
-          "pid" : 4242,
-          "refusedBundles" : [
-            "/home/u/Applications/bad.app: CFBundleIdentifier is missing"
-          ],
-          "schemesRegistered" : 4,
-          "socket" : "/run/user/1000/launchservices/socket",
-          "uptimeSeconds" : 1.5,
-          "version" : "0.1.0"
-        }
-        """
-        try decode(StatusReport.self, text, expected: StatusReport(
-            version: "0.1.0", pid: 4242, socket: "/run/user/1000/launchservices/socket", uptimeSeconds: 1.5,
-            appsRegistered: 3, schemesRegistered: 4, appsRunning: 1, appsSuspended: 0, opensServed: 12,
-            pasteboards: 2, persistentPasteboards: 1, frontmost: "com.example.todolist",
-            appsFolders: ["/home/u/Applications"], refusedBundles: ["/home/u/Applications/bad.app: CFBundleIdentifier is missing"]))
-        // No frontmost app: the key is absent.
-        let none = try JSONDecoder().decode(StatusReport.self, from: Data(text.replacingOccurrences(of: "  \"frontmost\" : \"com.example.todolist\",\n", with: "").utf8))
-        #expect(none.frontmost == nil)
-        #expect(try !Self.daemonText(none).contains("frontmost"))
-    }
-
-    @Test("status with a damaged database set aside and a storage problem")
-    func statusWithStorage() throws {
-        let text = """
-        {
-          "appsFolders" : [
-
-          ],
-          "appsRegistered" : 0,
-          "appsRunning" : 0,
-          "appsSuspended" : 0,
-          "damagedDatabases" : [
-            {
-              "file" : "/s/registry.sqlite",
-              "keptAs" : "/s/registry.sqlite.damaged-20261125T103032Z",
-              "lost" : "2 apps registered by hand (lsctl register, or an app's own check-in): a.b, c.d; 0 defaults (lsctl default)",
-              "reason" : "SQLite: database disk image is malformed, error 11",
-              "time" : "2026-11-25T10:30:32.460Z"
-            }
-          ],
-          "opensServed" : 0,
-          "pasteboards" : 0,
-          "persistentPasteboards" : 0,
-          "pid" : 7,
-          "refusedBundles" : [
-
-          ],
-          "schemesRegistered" : 0,
-          "socket" : "/s/socket",
-          "storageProblems" : [
-            "persistent pasteboards are not kept: cannot open /s/pasteboard.sqlite"
-          ],
-          "uptimeSeconds" : 1,
-          "version" : "0.2.0"
-        }
-        """
-        try decode(StatusReport.self, text, expected: StatusReport(
-            version: "0.2.0", pid: 7, socket: "/s/socket", uptimeSeconds: 1, appsRegistered: 0, schemesRegistered: 0,
-            appsRunning: 0, appsSuspended: 0, opensServed: 0, pasteboards: 0, persistentPasteboards: 0, frontmost: nil,
-            appsFolders: [], refusedBundles: [],
-            damagedDatabases: [DamagedDatabaseReport(file: "/s/registry.sqlite", keptAs: "/s/registry.sqlite.damaged-20261125T103032Z",
-                                                     reason: "SQLite: database disk image is malformed, error 11",
-                                                     lost: "2 apps registered by hand (lsctl register, or an app's own check-in): a.b, c.d; 0 defaults (lsctl default)",
-                                                     time: "2026-11-25T10:30:32.460Z")],
-            storageProblems: ["persistent pasteboards are not kept: cannot open /s/pasteboard.sqlite"]))
-    }
-
     @Test("apps, and register's answer")
     func apps() throws {
         let app = AppReport(id: "com.example.todolist", name: "To-do list", path: "/apps/todolist.app", executable: "todolist",
@@ -129,8 +37,8 @@ struct AdminReportTests {
           }
         ]
         """
-        try decode([AppReport].self, text, expected: [app])
-        try decode([AppReport].self, "[\n\n]", expected: [])
+        try ReportSamples.decode([AppReport].self, text, expected: [app])
+        try ReportSamples.decode([AppReport].self, "[\n\n]", expected: [])
         let registered = """
         {
           "heldByOthers" : [
@@ -169,7 +77,7 @@ struct AdminReportTests {
           }
         }
         """
-        try decode(RegisterReport.self, registered, expected: RegisterReport(registered: app, heldByOthers: [
+        try ReportSamples.decode(RegisterReport.self, registered, expected: RegisterReport(registered: app, heldByOthers: [
             SchemeReport(scheme: "todolist", app: "com.other.todo", reason: "userDefault", claimants: ["com.example.todolist", "com.other.todo"]),
         ]))
         // A daemon before heldByOthers: the answer decodes with none.
@@ -213,7 +121,7 @@ struct AdminReportTests {
           }
         ]
         """
-        try decode([AppReport].self, apps, expected: [AppReport(
+        try ReportSamples.decode([AppReport].self, apps, expected: [AppReport(
             id: "com.acme.todolist", name: "com.acme.todolist", path: "/apps/todolist", executable: "todolist", schemes: ["todolist", "todo"],
             queriesSchemes: [], urlTypes: [URLTypeReport(name: "com.acme.todolist", schemes: ["todolist"]), URLTypeReport(name: nil, schemes: ["todo"])])])
         let schemes = """
@@ -236,7 +144,7 @@ struct AdminReportTests {
         ]
         """
         let claims = [ClaimReport(app: "com.acme.todolist", since: "2026-11-23T20:07:26.123Z")]
-        try decode([SchemeReport].self, schemes, expected: [SchemeReport(scheme: "todolist", app: "com.acme.todolist", reason: "onlyClaimant",
+        try ReportSamples.decode([SchemeReport].self, schemes, expected: [SchemeReport(scheme: "todolist", app: "com.acme.todolist", reason: "onlyClaimant",
                                                                          claimants: ["com.acme.todolist"], claims: claims, kind: "com.acme.todolist")])
         let explain = """
         {
@@ -260,15 +168,15 @@ struct AdminReportTests {
           "why" : "w"
         }
         """
-        try decode(ExplainReport.self, explain, expected: ExplainReport(url: "todolist://x", scheme: "todolist", app: "com.acme.todolist", reason: "onlyClaimant",
+        try ReportSamples.decode(ExplainReport.self, explain, expected: ExplainReport(url: "todolist://x", scheme: "todolist", app: "com.acme.todolist", reason: "onlyClaimant",
                                                                         why: "w", claimants: ["com.acme.todolist"], userDefault: nil, claims: claims,
                                                                         kind: "com.acme.todolist"))
     }
 
     @Test("unregister's answer, with and without a note")
     func unregister() throws {
-        try decode(UnregisterReport.self, "{\n  \"unregistered\" : \"a.b\"\n}", expected: UnregisterReport(unregistered: "a.b"))
-        try decode(UnregisterReport.self, "{\n  \"note\" : \"n\",\n  \"unregistered\" : \"a.b\"\n}", expected: UnregisterReport(unregistered: "a.b", note: "n"))
+        try ReportSamples.decode(UnregisterReport.self, "{\n  \"unregistered\" : \"a.b\"\n}", expected: UnregisterReport(unregistered: "a.b"))
+        try ReportSamples.decode(UnregisterReport.self, "{\n  \"note\" : \"n\",\n  \"unregistered\" : \"a.b\"\n}", expected: UnregisterReport(unregistered: "a.b", note: "n"))
     }
 
     @Test("schemes and conflicts: claimants by id, claims earliest first with ISO-8601 times")
@@ -296,7 +204,7 @@ struct AdminReportTests {
           }
         ]
         """
-        try decode([SchemeReport].self, text, expected: [SchemeReport(
+        try ReportSamples.decode([SchemeReport].self, text, expected: [SchemeReport(
             scheme: "shared", app: "b.two", reason: "earliestRegistration", claimants: ["a.one", "b.two"],
             claims: [ClaimReport(app: "b.two", since: "2026-01-02T03:04:05.006Z"), ClaimReport(app: "a.one", since: "2026-11-23T20:07:26.123Z")])])
         // What a daemon before the registration time sent still decodes.
@@ -336,7 +244,7 @@ struct AdminReportTests {
           "why" : "a.one is the only app that declares 'xyz'"
         }
         """
-        try decode(ExplainReport.self, text, expected: ExplainReport(url: "xyz://a/b", scheme: "xyz", app: "a.one", reason: "onlyClaimant",
+        try ReportSamples.decode(ExplainReport.self, text, expected: ExplainReport(url: "xyz://a/b", scheme: "xyz", app: "a.one", reason: "onlyClaimant",
                                                                      why: "a.one is the only app that declares 'xyz'", claimants: ["a.one"], userDefault: nil,
                                                                      claims: [ClaimReport(app: "a.one", since: "2026-11-23T20:07:26.123Z")]))
         let noHandler = """
@@ -360,38 +268,12 @@ struct AdminReportTests {
           "why" : "no registered app declares 'nope' in its CFBundleURLTypes"
         }
         """
-        try decode(ExplainReport.self, noHandler, expected: ExplainReport(url: "nope:", scheme: "nope", app: nil, reason: "noHandler",
+        try ReportSamples.decode(ExplainReport.self, noHandler, expected: ExplainReport(url: "nope:", scheme: "nope", app: nil, reason: "noHandler",
                                                                           why: "no registered app declares 'nope' in its CFBundleURLTypes", claimants: [], userDefault: "gone.app",
                                                                           refusedClaims: [RefusedClaimReport(path: "/apps/nope.app", reason: "CFBundleExecutable names 'nope', which does not exist in the bundle")]))
         // A daemon before refusedClaims: an explanation decodes with none.
         let before = #"{"claimants": [], "reason": "noHandler", "scheme": "nope", "url": "nope:", "why": "w"}"#
         #expect(try JSONDecoder().decode(ExplainReport.self, from: Data(before.utf8)).refusedClaims.isEmpty)
-    }
-
-    @Test("running")
-    func running() throws {
-        let text = """
-        [
-          {
-            "frontmost" : true,
-            "id" : "a.one",
-            "pendingOpens" : 0,
-            "pid" : 99,
-            "state" : "foreground"
-          },
-          {
-            "frontmost" : false,
-            "id" : "b.two",
-            "pendingOpens" : 1,
-            "phase" : "didFinishLaunching",
-            "state" : "launching"
-          }
-        ]
-        """
-        try decode([RunningReport].self, text, expected: [
-            RunningReport(id: "a.one", state: "foreground", pid: 99, frontmost: true, pendingOpens: 0, phase: nil),
-            RunningReport(id: "b.two", state: "launching", pid: nil, frontmost: false, pendingOpens: 1, phase: "didFinishLaunching"),
-        ])
     }
 
     @Test("rescan")
@@ -412,50 +294,7 @@ struct AdminReportTests {
           ]
         }
         """
-        try decode(RescanSummary.self, text, expected: RescanSummary(added: ["c.three"], removed: ["d.four"], refused: ["/apps/bad.app: no Info.plist"]))
-    }
-
-    @Test("pasteboards")
-    func pasteboards() throws {
-        let text = """
-        [
-          {
-            "bytes" : 5,
-            "changeCount" : 2,
-            "expiresInSeconds" : 60,
-            "items" : [
-              {
-                "bytes" : 5,
-                "type" : "public.utf8-plain-text"
-              }
-            ],
-            "name" : "general",
-            "passwordProtected" : false,
-            "persistent" : false
-          },
-          {
-            "bytes" : 0,
-            "changeCount" : 7,
-            "items" : [
-
-            ],
-            "name" : "secret",
-            "passwordProtected" : true,
-            "persistent" : true
-          }
-        ]
-        """
-        try decode([PasteboardReport].self, text, expected: [
-            PasteboardReport(name: "general", changeCount: 2, items: [.init(type: "public.utf8-plain-text", bytes: 5)], bytes: 5,
-                             expiresInSeconds: 60, persistent: false, passwordProtected: false),
-            PasteboardReport(name: "secret", changeCount: 7, items: [], bytes: 0, expiresInSeconds: nil, persistent: true, passwordProtected: true),
-        ])
-    }
-
-    @Test("debug-stall's answer")
-    func debugStall() throws {
-        // Written by hand by the daemon, not by its encoder.
-        #expect(try JSONDecoder().decode(DebugStallReport.self, from: Data(#"{"stalling": true}"#.utf8)) == DebugStallReport(stalling: true))
+        try ReportSamples.decode(RescanSummary.self, text, expected: RescanSummary(added: ["c.three"], removed: ["d.four"], refused: ["/apps/bad.app: no Info.plist"]))
     }
 
     @Test("a report with a field added later still decodes (add, never rename)")

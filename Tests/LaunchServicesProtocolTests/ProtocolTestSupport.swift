@@ -1,3 +1,4 @@
+import Foundation
 import LaunchServicesCore
 import LaunchServicesProtocol
 import Testing
@@ -60,5 +61,24 @@ enum ProtocolBytes {
         var v = value
         for _ in 0..<levels { v = .dictionary([("k", v)]) }
         return v
+    }
+}
+
+/// Report documents as the daemon writes them, for the report tests.
+enum ReportSamples {
+    /// The daemon's encoder settings (LaunchServicesDaemon/Reports.swift, `JSONDocument`).
+    static func daemonText(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// `text`, a sample in the daemon's format, decodes to `expected` and encodes back to
+    /// exactly `text`.
+    static func decode<R: Codable & Equatable>(_ type: R.Type, _ text: String, expected: R,
+                                               sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let decoded = try JSONDecoder().decode(R.self, from: Data(text.utf8))
+        #expect(decoded == expected, sourceLocation: sourceLocation)
+        #expect(try daemonText(decoded) == text, sourceLocation: sourceLocation)
     }
 }

@@ -3,7 +3,8 @@ import LaunchServicesTesting
 
 /// Runs a tool on a real pseudo-terminal (Python's `pty`), answering its first question
 /// ("Choose …") with a line (or Ctrl-D, for `<EOF>`), so the terminal chooser is tested as a
-/// person meets it.
+/// person meets it; and shows what a tool prints on a terminal, where it escapes what the
+/// terminal would act on.
 extension DaemonHarness {
     static let ptyScript = #"""
     import os, pty, select, sys, time
@@ -35,5 +36,11 @@ extension DaemonHarness {
     /// `lsopen ARGUMENTS` on a terminal; `answer` is typed when it asks.
     func lsopenOnTerminal(answer: String, _ arguments: String...) throws -> ToolRun {
         try run("/usr/bin/env", ["python3", "-c", Self.ptyScript, answer, Self.binary("lsopen")] + arguments, timeout: 40)
+    }
+
+    /// `lsctl ARGUMENTS` on a terminal (it asks nothing, so nothing is typed). The terminal
+    /// writes each newline as CR LF.
+    func lsctlOnTerminal(_ arguments: String...) throws -> ToolRun {
+        try run("/usr/bin/env", ["python3", "-c", Self.ptyScript, "", Self.binary("lsctl")] + arguments, timeout: 40)
     }
 }
