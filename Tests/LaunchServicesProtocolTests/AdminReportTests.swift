@@ -86,6 +86,9 @@ struct AdminReportTests {
           "storageProblems" : [
             "persistent pasteboards are not kept: cannot open /s/pasteboard.sqlite"
           ],
+          "unreadableInAppsFolders" : [
+            "apps folder /apps could not be read (Too many open files)"
+          ],
           "uptimeSeconds" : 1,
           "version" : "0.2.0"
         }
@@ -98,7 +101,8 @@ struct AdminReportTests {
                                                      reason: "SQLite: database disk image is malformed, error 11",
                                                      lost: "2 apps registered by hand (lsctl register, or an app's own check-in): a.b, c.d; 0 defaults (lsctl default)",
                                                      time: "2026-11-25T10:30:32.460Z")],
-            storageProblems: ["persistent pasteboards are not kept: cannot open /s/pasteboard.sqlite"]))
+            storageProblems: ["persistent pasteboards are not kept: cannot open /s/pasteboard.sqlite"],
+            unreadableInAppsFolders: ["apps folder /apps could not be read (Too many open files)"]))
     }
 
     @Test("apps, and register's answer")
@@ -409,10 +413,17 @@ struct AdminReportTests {
           ],
           "removed" : [
             "d.four"
+          ],
+          "unreadable" : [
+            "apps folder /other could not be read (Too many open files)"
           ]
         }
         """
-        try decode(RescanSummary.self, text, expected: RescanSummary(added: ["c.three"], removed: ["d.four"], refused: ["/apps/bad.app: no Info.plist"]))
+        try decode(RescanSummary.self, text, expected: RescanSummary(added: ["c.three"], removed: ["d.four"], refused: ["/apps/bad.app: no Info.plist"],
+                                                                     unreadable: ["apps folder /other could not be read (Too many open files)"]))
+        // From a daemon before `unreadable`: a complete scan.
+        let older = try JSONDecoder().decode(RescanSummary.self, from: Data(#"{"added": [], "changed": [], "removed": ["d.four"], "refused": []}"#.utf8))
+        #expect(older == RescanSummary(removed: ["d.four"]) && older.isComplete)
     }
 
     @Test("pasteboards")
