@@ -21,6 +21,8 @@ public enum ExitCodes {
     public static let callbackTimeout: Int32 = 72
     /// lsopen's chooser: the user chose no app (an empty answer, or the end of input).
     public static let cancelled: Int32 = 73
+    /// `lsctl rescan`: some of the apps folders could not be read now (sysexits' EX_TEMPFAIL).
+    public static let incomplete: Int32 = 75
 
     public static func code(for error: OpenErrorCode?) -> Int32 {
         guard let error else { return 0 }
@@ -56,6 +58,7 @@ public enum ExitCodes {
         (failure, "the daemon refused the request (its message says why); nothing to paste; logs: no such app"),
         (usage, "usage error"),
         (unavailable, "daemon unreachable or unavailable, or its answer is not one this lsctl knows"),
+        (incomplete, "rescan: a folder or bundle could not be read now (named); nothing of it was withdrawn; the daemon reads the folders again shortly"),
     ]
 }
 

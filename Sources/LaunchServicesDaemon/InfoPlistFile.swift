@@ -9,22 +9,30 @@ import LaunchServicesCore
 /// `limit + 1` bytes are read, however large it is or grows while being read. Symbolic links
 /// are followed: a linked Info.plist is a normal way to build a bundle, and the checks apply
 /// to what the link names.
+///
+/// A failure that more resources or a retry could cure (`ReadFailure`: the descriptor limit,
+/// an I/O error, permissions) is `unreadable`, not a refusal: a scan keeps the bundle's
+/// registration as it was.
 enum InfoPlistFile {
-    static func read(bundle: String, limit: Int) throws(BundleError) -> [UInt8] {
+    static func read(bundle: String, limit: Int) throws(BundleReadFailure) -> [UInt8] {
+        func unreadable(_ code: Int32) -> BundleReadFailure {
+            let error = BundleError(path: bundle, key: nil, problem: "has no readable Info.plist: \(ReadFailure.text(code))")
+            return BundleReadFailure.classify(code, what: "Info.plist", absent: error, unreadable: error)
+        }
         let fd = open(bundle + "/Info.plist", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
-            throw BundleError(path: bundle, key: nil, problem: code == ENOENT ? "has no readable Info.plist" : "has no readable Info.plist: \(String(cString: strerror(code)))")
+            if code == ENOENT { throw .refused(BundleError(path: bundle, key: nil, problem: "has no readable Info.plist")) }
+            // A socket (ENXIO) or a device that will not open is refused for its kind.
+            var info = stat()
+            if stat(bundle + "/Info.plist", &info) == 0, info.st_mode & S_IFMT != S_IFREG { throw .refused(notRegular(bundle, info.st_mode)) }
+            throw unreadable(code)
         }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw BundleError(path: bundle, key: nil, problem: "has no readable Info.plist: \(String(cString: strerror(errno)))")
-        }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            throw BundleError(path: bundle, key: nil, problem: "Info.plist is \(kind(info.st_mode)), not a regular file; make it a plain file")
-        }
-        if Int(info.st_size) > limit { throw tooLarge(bundle, size: Int(info.st_size), limit: limit) }
+        guard fstat(fd, &info) == 0 else { throw unreadable(errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .refused(notRegular(bundle, info.st_mode)) }
+        if Int(info.st_size) > limit { throw .refused(tooLarge(bundle, size: Int(info.st_size), limit: limit)) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(info.st_size) + 1)
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -33,13 +41,17 @@ enum InfoPlistFile {
             let n = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, wanted) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw BundleError(path: bundle, key: nil, problem: "has no readable Info.plist: \(String(cString: strerror(errno)))")
+                throw unreadable(errno)
             }
             if n == 0 { break }
             bytes += chunk[0 ..< n]
         }
-        if bytes.count > limit { throw tooLarge(bundle, size: bytes.count, limit: limit) }
+        if bytes.count > limit { throw .refused(tooLarge(bundle, size: bytes.count, limit: limit)) }
         return bytes
+    }
+
+    static func notRegular(_ bundle: String, _ mode: mode_t) -> BundleError {
+        BundleError(path: bundle, key: nil, problem: "Info.plist is \(kind(mode)), not a regular file; make it a plain file")
     }
 
     static func tooLarge(_ bundle: String, size: Int, limit: Int) -> BundleError {

@@ -49,7 +49,8 @@ extension LaunchServicesDaemon {
                 appLogs: visible == nil ? appLogsReport : nil,
                 // Where the user's files are and what they lost is the user's to read, not an app's.
                 damagedDatabases: visible == nil && !damagedDatabases.isEmpty ? damagedDatabases.map(\.report) : nil,
-                storageProblems: visible == nil && !storageProblems.isEmpty ? storageProblems : nil)))
+                storageProblems: visible == nil && !storageProblems.isEmpty ? storageProblems : nil,
+                unreadableInAppsFolders: visible == nil && !registryService.unreadable.isEmpty ? registryService.unreadable.map(\.description) : nil)))
         case .apps:
             return .queryResult(json: JSONDocument.encode(registry.apps.values.filter(listed).sorted { $0.id < $1.id }.map { app in
                 let own = visible == nil || app.id == connection.identity

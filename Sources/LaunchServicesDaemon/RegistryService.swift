@@ -18,22 +18,31 @@ final class RegistryService {
         var fromFolders: [RegistryStore.Registration]
         var defaults: [URLScheme: String]
         var refused: [BundleError]
+        /// What the scan could not read: the saved folder apps from there were kept as saved.
+        var unreadable: [UnreadablePath] = []
     }
 
-    private let loop: EventLoop
-    private let logger: Logger
-    private let folders: [String]
-    private let watchFolders: Bool
+    let loop: EventLoop
+    let logger: Logger
+    let folders: [String]
+    let watchFolders: Bool
     /// Where files are read and the database written, in order, off the loop.
     let files = DispatchQueue(label: "launchservicesd.files")
     private(set) var registry = Registry()
     private(set) var store: RegistryStore?
-    private var sources: [String: RegistryStore.Source] = [:]
+    var sources: [String: RegistryStore.Source] = [:]
     /// Bundles refused at the last scan, for `lsctl status`.
-    private(set) var refused: [BundleError] = []
-    private var watcher: FolderWatcher?
-    private var pendingRescan: Scheduled<Void>?
-    private var stopped = false
+    var refused: [BundleError] = []
+    /// What the last scan could not read, for `lsctl status` (`RegistryService+Rescan`).
+    var unreadable: [UnreadablePath] = []
+    var watcher: FolderWatcher?
+    var pendingRescan: Scheduled<Void>?
+    /// The retry of a scan that could not read everything, and the wait before the next one.
+    var pendingRetry: Scheduled<Void>?
+    var retryDelay = RegistryService.firstRetryDelay
+    /// The last rescan's save of the folder registrations failed: the next one saves.
+    var folderAppsUnsaved = false
+    var stopped = false
     /// The last registration time handed out (`issueTime`), so times only grow.
     private var lastIssued: Int64 = 0
 
@@ -45,9 +54,12 @@ final class RegistryService {
     }
 
     /// Reads the registry (blocking: call it off the loop): what `lsctl register` added and
-    /// the user's defaults from the database, then the apps folders. A folder bundle whose
-    /// id was registered by hand from another path is refused.
-    static func read(stateFolder: String?, folders: [String]) throws -> Loaded {
+    /// the user's defaults from the database, then the apps folders (`scan`: the system's,
+    /// unless a test stands in). A folder bundle whose id was registered by hand from another
+    /// path is refused. A saved folder app in a folder or bundle the scan could not read now
+    /// stays as saved (`ScanCoverage`).
+    static func read(stateFolder: String?, folders: [String],
+                     scan scanFolders: ([String]) -> BundleLoader.ScanResult = BundleLoader.scan) throws -> Loaded {
         var stored: [RegistryStore.Stored] = []
         var defaults: [URLScheme: String] = [:]
         var store: RegistryStore?
@@ -79,21 +91,31 @@ final class RegistryService {
         // Bundles that arrived while the daemon was not running: registered now, after every
         // stored registration even if the clock went back.
         let scanTime = max(RegistryStore.millisecondsNow(), latest + 1)
-        let scan = BundleLoader.scan(folders: folders)
+        let scan = scanFolders(folders)
         var refused = scan.errors
         var fromFolders: [RegistryStore.Registration] = []
+        // Saved where the scan could not look: kept as saved, unless found where it was.
+        var held: [String: RegistryStore.Registration] = [:]
+        if !scan.coverage.isComplete {
+            for entry in saved where !scan.coverage.sawGone(bundleAt: entry.app.path) { held[entry.app.id] = entry }
+        }
         for bundle in scan.bundles {
             if let path = manualPaths[bundle.id] {
                 if path != bundle.path { refused.append(Self.alreadyRegistered(bundle, from: path)) }
                 continue
             }
+            // The same id found elsewhere: which one it is, a complete scan decides.
+            if let kept = held[bundle.id], kept.app.path != bundle.path { continue }
+            held[bundle.id] = nil
             fromFolders.append((bundle, folderTimes[bundle.id] ?? scanTime))
         }
+        fromFolders += held.values
         // Written only when the folders changed while the daemon was away: at an ordinary
         // start the saved folder registrations are what the scan found, and rewriting them
         // would read the whole database (10,000 apps: most of the start).
         if !Self.same(saved, fromFolders) { try store?.replaceFolderApps(fromFolders) }
-        return Loaded(store: store, manual: manual, fromFolders: fromFolders, defaults: defaults, refused: refused)
+        return Loaded(store: store, manual: manual, fromFolders: fromFolders, defaults: defaults, refused: refused,
+                      unreadable: scan.coverage.unreadable)
     }
 
     /// Whether two sets of registrations hold the same apps with the same times, in any order.
@@ -104,7 +126,7 @@ final class RegistryService {
         return times.count == a.count && b.allSatisfy { times[$0.app] == $0.registeredAt }
     }
 
-    private static func alreadyRegistered(_ bundle: AppBundle, from path: String) -> BundleError {
+    static func alreadyRegistered(_ bundle: AppBundle, from path: String) -> BundleError {
         BundleError(path: bundle.path, key: "CFBundleIdentifier", problem: "'\(bundle.id)' is already registered from \(path) (lsctl register); unregister that first",
                     declaredSchemes: bundle.schemes)
     }
@@ -136,7 +158,8 @@ final class RegistryService {
             logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(TerminalText.escapingControls(error.path))"])
         }
         startWatching()
-        logger.info("registry loaded: \(registry.apps.count) apps (\(loaded.manual.count) registered by hand), \(registry.claimants.count) schemes, \(loaded.defaults.count) defaults, \(refused.count) refused")
+        noteCoverage(loaded.unreadable)
+        logger.info("registry loaded: \(registry.apps.count) apps (\(loaded.manual.count) registered by hand), \(registry.claimants.count) schemes, \(loaded.defaults.count) defaults, \(refused.count) refused\(loaded.unreadable.isEmpty ? "" : ", \(loaded.unreadable.count) could not be read")")
     }
 
     // MARK: Changes (in memory; the caller saved them first, see `persist`)
@@ -176,7 +199,7 @@ final class RegistryService {
     /// Warns for each scheme `id` claims anew but that opens in another app; and, for an app
     /// registered earlier that now claims a scheme another app held (its bundle changed and
     /// kept its time), that the scheme moved.
-    private func warnIfContended(_ id: String, _ claims: [NewClaim]) {
+    func warnIfContended(_ id: String, _ claims: [NewClaim]) {
         for claim in claims {
             let holder = registry.handler(for: claim.scheme)?.id
             if holder != id {
@@ -225,99 +248,11 @@ final class RegistryService {
         }
     }
 
-    // MARK: Rescanning the apps folders
-
-    /// Watches the apps folders; a change schedules one rescan 200 ms later (a burst of
-    /// file events, such as copying a bundle in, becomes one rescan).
-    private func startWatching() {
-        guard watchFolders else { return }
-        let loop = self.loop
-        let service = NIOLoopBound(self, eventLoop: loop)
-        let watcher = FolderWatcher(queue: files) {
-            loop.execute {
-                let self_ = service.value
-                guard self_.pendingRescan == nil, !self_.stopped else { return }
-                self_.pendingRescan = loop.scheduleTask(in: .milliseconds(200)) {
-                    service.value.pendingRescan = nil
-                    service.value.rescan { _ in }
-                }
-            }
-        }
-        watcher?.watch(folders)
-        self.watcher = watcher
-    }
-
-    /// Re-reads the apps folders (off the loop) and applies the difference: new and changed
-    /// bundles are registered, bundles gone from the folders are withdrawn. Registrations
-    /// made with `lsctl register` are not touched. `done` gets a summary, on the loop.
-    func rescan(_ done: @escaping (RescanSummary) -> Void) {
-        let folders = self.folders
-        let loop = self.loop
-        let finish = NIOLoopBound((self, done), eventLoop: loop)
-        files.async {
-            let scan = BundleLoader.scan(folders: folders)
-            loop.execute {
-                let (service, done) = finish.value
-                done(service.applyRescan(scan))
-            }
-        }
-    }
-
-    private func applyRescan(_ scan: BundleLoader.ScanResult) -> RescanSummary {
-        var summary = RescanSummary()
-        var errors = scan.errors
-        let scanned = Dictionary(scan.bundles.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        for (id, source) in sources where source == .folder && scanned[id] == nil {
-            unregister(id)
-            summary.removed.append(id)
-        }
-        var folderApps: [RegistryStore.Registration] = []
-        // Bundles new to the registry in this scan share one time.
-        var scanTime: Int64?
-        // Warned once the whole scan is registered: two newcomers of one scan tie by id.
-        var claimed: [(String, [NewClaim])] = []
-        for bundle in scan.bundles {
-            if sources[bundle.id] == .manual {
-                if let path = registry.apps[bundle.id]?.path, path != bundle.path {
-                    errors.append(Self.alreadyRegistered(bundle, from: path))
-                }
-                continue
-            }
-            if registry.apps[bundle.id] != bundle {
-                if registry.apps[bundle.id] == nil {
-                    summary.added.append(bundle.id)
-                } else {
-                    summary.changed.append(bundle.id)
-                }
-                if scanTime == nil { scanTime = issueTime() }
-                claimed.append((bundle.id, register(bundle, source: .folder, at: scanTime!, warn: false)))
-            }
-            folderApps.append((bundle, registry.registeredAt[bundle.id] ?? scanTime ?? issueTime()))
-        }
-        for (id, claims) in claimed { warnIfContended(id, claims) }
-        let saved = folderApps
-        persist({ try $0.replaceFolderApps(saved) }) { [logger] error in
-            if let error { logger.error("could not save the rescanned registry: \(error)") }
-        }
-        // Logged as at start, each refusal once: a bundle still refused for the same reason
-        // at the next rescan is not logged again (`lsctl status` lists them all).
-        let known = Set(refused.map(\.description))
-        for error in errors where !known.contains(error.description) {
-            logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(TerminalText.escapingControls(error.path))"])
-        }
-        refused = errors
-        summary.refused = errors.map(\.description)
-        watcher?.watch(folders)
-        if !summary.added.isEmpty || !summary.changed.isEmpty || !summary.removed.isEmpty {
-            logger.notice("apps folders rescanned: \(summary.added.count) added, \(summary.changed.count) changed, \(summary.removed.count) removed, \(errors.count) refused")
-        }
-        return summary
-    }
-
     /// Stops watching and rescanning.
     func stop() {
         stopped = true
         watcher?.cancel()
         pendingRescan?.cancel()
+        pendingRetry?.cancel()
     }
 }

@@ -35,11 +35,16 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// when `pasteboard.sqlite` could not be opened). Absent when none, for an app asking,
     /// and from daemons before it.
     public var storageProblems: [String]?
+    /// The apps folders and bundles the last scan could not read (`RescanSummary.unreadable`):
+    /// what was registered from them is kept as it was until they can be read. Absent when
+    /// none, for an app asking, and from daemons before it.
+    public var unreadableInAppsFolders: [String]?
 
     public init(version: String, pid: Int32, socket: String, uptimeSeconds: Double, appsRegistered: Int, schemesRegistered: Int,
                 appsRunning: Int, appsSuspended: Int, opensServed: Int, pasteboards: Int, persistentPasteboards: Int,
                 frontmost: String?, appsFolders: [String], refusedBundles: [String], appLogs: String? = nil,
-                damagedDatabases: [DamagedDatabaseReport]? = nil, storageProblems: [String]? = nil) {
+                damagedDatabases: [DamagedDatabaseReport]? = nil, storageProblems: [String]? = nil, unreadableInAppsFolders: [String]? = nil) {
+        self.unreadableInAppsFolders = unreadableInAppsFolders
         self.appLogs = appLogs
         self.damagedDatabases = damagedDatabases
         self.storageProblems = storageProblems
@@ -232,21 +237,6 @@ public struct RunningReport: Codable, Sendable, Equatable {
         self.frontmost = frontmost
         self.pendingOpens = pendingOpens
         self.phase = phase
-    }
-}
-
-/// What a rescan of the apps folders changed (`rescan`).
-public struct RescanSummary: Codable, Sendable, Equatable {
-    public var added: [String]
-    public var changed: [String]
-    public var removed: [String]
-    public var refused: [String]
-
-    public init(added: [String] = [], changed: [String] = [], removed: [String] = [], refused: [String] = []) {
-        self.added = added
-        self.changed = changed
-        self.removed = removed
-        self.refused = refused
     }
 }
 

@@ -63,7 +63,8 @@ struct CommonOptions: ParsableArguments {
         }
         if json {
             printJSON(text)
-            throw ExitCode.success
+            let decided = (try? JSONDecoder().decode(report, from: Data(text.utf8))) as? DecidesExitStatus
+            throw ExitCode(decided?.exitStatus ?? 0)
         }
         do {
             return try JSONDecoder().decode(report, from: Data(text.utf8))
@@ -154,7 +155,10 @@ struct Explain: ParsableCommand {
 }
 
 struct Rescan: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Re-read the apps folders now (the daemon also does when they change).")
+    static let configuration = CommandConfiguration(
+        abstract: "Re-read the apps folders now (the daemon also does when they change).",
+        discussion: "A folder or bundle that could not be read now (out of file descriptors, an I/O error, permissions) is named; "
+            + "nothing registered from it is withdrawn or changed, the daemon reads the folders again shortly, and lsctl exits \(ExitCodes.incomplete).")
     @OptionGroup var options: CommonOptions
 
     func run() throws {
@@ -163,7 +167,21 @@ struct Rescan: ParsableCommand {
             printEscaped("\(key): \(ids.isEmpty ? "none" : ids.joined(separator: ", "))")
         }
         for line in s.refused { printEscaped("refused: \(line)") }
+        guard s.isComplete else {
+            for line in s.unreadable { printEscaped("unreadable: \(line)") }
+            StandardStreams.error("lsctl: the rescan is incomplete: nothing registered from what could not be read was withdrawn or changed; launchservicesd reads the apps folders again shortly (or run lsctl rescan again)\n")
+            throw ExitCode(ExitCodes.incomplete)
+        }
     }
+}
+
+/// A report whose content decides lsctl's exit status, with --json too.
+protocol DecidesExitStatus {
+    var exitStatus: Int32 { get }
+}
+
+extension RescanSummary: DecidesExitStatus {
+    var exitStatus: Int32 { isComplete ? 0 : ExitCodes.incomplete }
 }
 
 struct Schemes: ParsableCommand {
@@ -216,6 +234,7 @@ struct Status: ParsableCommand {
             printEscaped("    lost: \(damaged.lost)")
         }
         for problem in s.storageProblems ?? [] { printEscaped("  storage: \(problem)") }
+        for place in s.unreadableInAppsFolders ?? [] { printEscaped("  unreadable: \(place); what it registered is kept as it was") }
     }
 }
 

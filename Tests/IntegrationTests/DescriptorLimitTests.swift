@@ -67,27 +67,6 @@ struct DescriptorLimitTests {
         return Double((Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    static func openDescriptors(_ pid: Int32) -> Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
-    }
-
-    /// A non-blocking connect that is never greeted nor read: a caller waiting in the backlog.
-    static func rawConnect(_ path: String) -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { return -1 }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        return fd
-    }
-
     @Test("at the descriptor limit the daemon idles, keeps the watchdog fed and serves its connections; new callers are told LimitNOFILE; accepting resumes when descriptors free up")
     func atTheLimit() throws {
         let scratch = try TemporaryFolder(prefix: "lsfd").path
@@ -108,35 +87,17 @@ struct DescriptorLimitTests {
         try served.send(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .client, program: "fd-limit-test")))
         _ = try served.receive(waitingFor: "welcome", deadline: .now + .seconds(10))
 
-        // Room for 8 more descriptors, then connections until one is not welcomed.
-        let limit = Self.openDescriptors(h.daemonPID) + 8
-        #expect(try ChildProcess.run("prlimit", ["--pid", "\(h.daemonPID)", "--nofile=\(limit):\(limit)"], environment: ProcessInfo.processInfo.environment, scratch: h.root, timeout: 10).status == 0)
-        var fillers: [FrameConnection] = []
-        defer { fillers.forEach { $0.close() } }
-        var atLimit: Envelope?
-        var unanswered = false
-        for _ in 0..<40 where atLimit == nil && !unanswered {
-            let connection = try FrameConnection.connect(path: h.socket)
-            try connection.send(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .client, program: "filler")))
-            do {
-                let answer = try connection.receive(waitingFor: "welcome", deadline: .now + .seconds(5))
-                if case .welcome = answer.message { fillers.append(connection) } else { atLimit = answer; connection.close() }
-            } catch {
-                // No answer: the caller waits in the backlog, the daemon cannot accept it.
-                unanswered = true
-                fillers.append(connection)
-            }
-        }
-        #expect(Self.openDescriptors(h.daemonPID) >= limit - 1, "the daemon is at its descriptor limit")
+        // Room for 8 more descriptors, then connections until one is not welcomed, and
+        // callers waiting in the backlog.
+        let full = try DescriptorLimit(daemon: h, room: 8)
+        defer { full.release() }
+        #expect(DescriptorLimit.openDescriptors(h.daemonPID) >= full.limit - 1, "the daemon is at its descriptor limit")
         // A caller at the limit reads why it is refused, instead of waiting in the backlog.
-        if case .failure(let error) = atLimit?.message {
+        if case .failure(let error) = full.refusal?.message {
             #expect(error.code == .unavailable && error.message.contains("LimitNOFILE"), "\(error)")
         } else {
-            Issue.record("the caller at the limit got no refusal naming LimitNOFILE: \(String(describing: atLimit)), unanswered: \(unanswered)")
+            Issue.record("the caller at the limit got no refusal naming LimitNOFILE: \(String(describing: full.refusal)), unanswered: \(full.unanswered)")
         }
-        // Callers keep arriving and wait in the backlog.
-        var waiting = (0..<20).map { _ in Self.rawConnect(h.socket) }
-        defer { waiting.forEach { close($0) } }
 
         // Over a few watchdog intervals: pings continue, the open connection is served, and
         // the daemon does not spin (CPU seconds well under the wall-clock seconds).
@@ -164,10 +125,7 @@ struct DescriptorLimitTests {
         #expect(h.daemonOutput.contains("limit LimitNOFILE reached"))
 
         // Descriptors free up: new callers are accepted again.
-        fillers.forEach { $0.close() }
-        fillers.removeAll()
-        waiting.forEach { close($0) }
-        waiting.removeAll()
+        full.release()
         try h.eventually("new connections are accepted again", within: 20) {
             (try? h.lsopen("alpha:after-the-limit", timeout: 10).status) == 0
         }

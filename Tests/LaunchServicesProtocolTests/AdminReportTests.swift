@@ -291,10 +291,17 @@ struct AdminReportTests {
           ],
           "removed" : [
             "d.four"
+          ],
+          "unreadable" : [
+            "apps folder /other could not be read (Too many open files)"
           ]
         }
         """
-        try ReportSamples.decode(RescanSummary.self, text, expected: RescanSummary(added: ["c.three"], removed: ["d.four"], refused: ["/apps/bad.app: no Info.plist"]))
+        try ReportSamples.decode(RescanSummary.self, text, expected: RescanSummary(added: ["c.three"], removed: ["d.four"], refused: ["/apps/bad.app: no Info.plist"],
+                                                                                  unreadable: ["apps folder /other could not be read (Too many open files)"]))
+        // From a daemon before `unreadable`: a complete scan.
+        let older = try JSONDecoder().decode(RescanSummary.self, from: Data(#"{"added": [], "changed": [], "removed": ["d.four"], "refused": []}"#.utf8))
+        #expect(older == RescanSummary(removed: ["d.four"]) && older.isComplete)
     }
 
     @Test("a report with a field added later still decodes (add, never rename)")

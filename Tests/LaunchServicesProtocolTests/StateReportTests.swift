@@ -73,6 +73,9 @@ struct StateReportTests {
           "storageProblems" : [
             "persistent pasteboards are not kept: cannot open /s/pasteboard.sqlite"
           ],
+          "unreadableInAppsFolders" : [
+            "apps folder /apps could not be read (Too many open files)"
+          ],
           "uptimeSeconds" : 1,
           "version" : "0.2.0"
         }
@@ -85,7 +88,8 @@ struct StateReportTests {
                                                      reason: "SQLite: database disk image is malformed, error 11",
                                                      lost: "2 apps registered by hand (lsctl register, or an app's own check-in): a.b, c.d; 0 defaults (lsctl default)",
                                                      time: "2026-11-25T10:30:32.460Z")],
-            storageProblems: ["persistent pasteboards are not kept: cannot open /s/pasteboard.sqlite"]))
+            storageProblems: ["persistent pasteboards are not kept: cannot open /s/pasteboard.sqlite"],
+            unreadableInAppsFolders: ["apps folder /apps could not be read (Too many open files)"]))
     }
 
     @Test("running")
