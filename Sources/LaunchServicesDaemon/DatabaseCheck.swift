@@ -30,7 +30,8 @@ enum DatabaseCheck {
         let fm = FileManager.default
         guard fm.fileExists(atPath: path) else {
             if size(of: path + "-wal") > 0 {
-                return .damaged(reason: "the file is missing but its write-ahead log (-wal) is there", lost: "what that log held (it cannot be read without its file)")
+                // Everything the file held is lost, and its log cannot be read without it.
+                return .damaged(reason: "the file is missing but its write-ahead log (-wal) is there", lost: describe(Connection(handle: nil)))
             }
             return .absent
         }

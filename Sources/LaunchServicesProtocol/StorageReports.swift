@@ -6,7 +6,8 @@
 public struct DamagedDatabaseReport: Codable, Sendable, Equatable {
     /// Where it was (and where the new one is), e.g. `…/launchservices/registry.sqlite`.
     public var file: String
-    /// Where it is now, e.g. `…/registry.sqlite.damaged-20261125T102533Z`.
+    /// Where it is now, e.g. `…/registry.sqlite.damaged-20261125T102533Z`; its log, `…-wal`,
+    /// when the file was missing and only its log was there to keep.
     public var keptAs: String
     /// What SQLite found wrong.
     public var reason: String

@@ -115,6 +115,33 @@ struct DamagedDatabaseTests {
         #expect(after == kept, "\(after)")
     }
 
+    @Test("a missing registry beside its write-ahead log: the log is what is kept, named as such, byte for byte, with advice that fits a log")
+    func missingFileWithItsLog() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        let state = h.root + "/state"
+        let path = state + "/registry.sqlite"
+        #expect(try h.lsctl("register", try h.bundleOutsideAppsFolders("manual")).status == 0)
+        var walBytes = Data()
+        try h.restart(signal: SIGKILL, within: 5) {
+            walBytes = FileManager.default.contents(atPath: path + "-wal") ?? Data()
+            try #require(!walBytes.isEmpty, "SIGKILL left a non-empty log")
+            try FileManager.default.removeItem(atPath: path)
+        }
+        #expect(try h.lsopen("alpha:after-loss").status == 0)
+        let report = try #require(try h.lsctl("status", "--json").json?["damagedDatabases"] as? [[String: Any]])
+        #expect(report.count == 1, "\(report)")
+        let keptAs = try #require(report.first?["keptAs"] as? String, "\(report)")
+        #expect(keptAs.hasPrefix(path + ".damaged-") && keptAs.hasSuffix("-wal"), "the report names the file that exists: \(keptAs)")
+        #expect(FileManager.default.contents(atPath: keptAs) == walBytes, "the log is kept byte for byte")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.contains(".damaged-") }
+        #expect(kept == [(keptAs as NSString).lastPathComponent], "only the log was there to keep: \(kept)")
+        let log = h.daemonOutput.split(separator: "\n").first { $0.contains(" error ") && $0.contains(keptAs) } ?? ""
+        #expect(!log.isEmpty, "\(h.daemonOutput)")
+        #expect(!log.contains(".recover"), "a log alone cannot be recovered with sqlite3: \(log)")
+        #expect(log.contains("cannot be read without"), "\(log)")
+    }
+
     @Test("a pasteboard database that cannot be opened (not damage) is left alone: the daemon serves, persistent copies are refused by name")
     func unopenablePasteboardDatabase() throws {
         let h = try DaemonHarness(apps: [.test("alpha")])
