@@ -39,16 +39,16 @@ struct DamagedDatabase: Sendable, CustomStringConvertible {
         DamagedDatabaseReport(file: file, keptAs: keptAs, reason: reason, lost: lost, time: ClaimTime.iso8601(time))
     }
 
-    /// Renames `path` and its `-wal`/`-shm` aside as `path.damaged-TIMESTAMP` (UTC; `-2`, `-3` …
+    /// Renames `path` and its `-wal`/`-shm` aside as `path.damaged-TIMESTAMP` (`ClaimTime.basic`; `-2`, `-3` …
     /// when that name is taken). If a companion cannot be moved, the file is put back and this
     /// throws: a new database beside an old log could take that log's pages for its own.
     static func setAside(_ path: String, reason: String, lost: String) throws -> DamagedDatabase {
-        let now = Date()
-        var kept = path + ".damaged-" + stamp(now)
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        var kept = path + ".damaged-" + ClaimTime.basic(now)
         var attempt = 1
         while ["", "-wal", "-shm"].contains(where: { FileManager.default.fileExists(atPath: kept + $0) }) {
             attempt += 1
-            kept = path + ".damaged-" + stamp(now) + "-\(attempt)"
+            kept = path + ".damaged-" + ClaimTime.basic(now) + "-\(attempt)"
         }
         var moved: [String] = []
         for suffix in ["", "-wal", "-shm"] where DatabaseCheck.size(of: path + suffix) >= 0 {
@@ -62,18 +62,6 @@ struct DamagedDatabase: Sendable, CustomStringConvertible {
         // Named by the file if it was there, else by its log (the file missing beside it).
         let named = moved.first ?? ""
         return DamagedDatabase(file: path, keptAs: kept + named, keptFile: named.isEmpty, companions: moved.filter { $0 != named },
-                               reason: reason, lost: lost, time: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)))
-    }
-
-    /// `20261125T102533Z`: sorts by time, and has no character a shell or a file name minds.
-    private static func stamp(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(parts.tm_year + 1900, 4))\(pad(parts.tm_mon + 1, 2))\(pad(parts.tm_mday, 2))T\(pad(parts.tm_hour, 2))\(pad(parts.tm_min, 2))\(pad(parts.tm_sec, 2))Z"
+                               reason: reason, lost: lost, time: now)
     }
 }
