@@ -18,14 +18,15 @@ final class KeptDatabaseWatch: Sendable {
 
     /// Watches `folder`; calls `onChange` on `queue` with the folder's kept databases, once
     /// as soon as the watch is armed (so nothing that changed before is missed) and after
-    /// every change to them. `nil` when inotify cannot watch the folder: the list taken at
-    /// start then stands.
-    init?(folder: String, queue: DispatchQueue, onChange: @escaping @Sendable ([KeptDatabase]) -> Void) {
+    /// every change to them. Throws, saying why, when inotify cannot watch the folder (e.g.
+    /// the user's inotify instances are used up): the list taken at start then stands.
+    init(folder: String, queue: DispatchQueue, onChange: @escaping @Sendable ([KeptDatabase]) -> Void) throws {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { throw DaemonError("inotify_init1: \(String(cString: strerror(errno)))") }
         guard inotify_add_watch(fd, folder, Self.mask) >= 0 else {
+            let failure = errno
             close(fd)
-            return nil
+            throw DaemonError("inotify_add_watch: \(String(cString: strerror(failure)))")
         }
         self.fd = fd
         source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)

@@ -156,8 +156,14 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         if let stateFolder {
             // Armed after the list above was taken in; it lists again once armed, so nothing
             // removed or added meanwhile is missed, and its lists reach the loop in order.
-            let watch = KeptDatabaseWatch(folder: stateFolder, queue: DispatchQueue(label: "launchservicesd.kept-databases")) { [loop, weak self] kept in
-                loop.execute { self?.keptDatabases = kept }
+            let watch: KeptDatabaseWatch?
+            do {
+                watch = try KeptDatabaseWatch(folder: stateFolder, queue: DispatchQueue(label: "launchservicesd.kept-databases")) { [loop, weak self] kept in
+                    loop.execute { self?.keptDatabases = kept }
+                }
+            } catch {
+                watch = nil
+                logger.warning("cannot watch \(stateFolder) for kept damaged databases (\(error)): lsctl status names those found at this start until the next")
             }
             try await loop.submit { [self] in keptDatabaseWatch = watch }.get()
         }
