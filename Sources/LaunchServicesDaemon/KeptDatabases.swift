@@ -16,10 +16,11 @@ struct KeptDatabase: Equatable, Sendable {
     var time: String
 
     /// The report of a file kept at an earlier start (one set aside at this start has its own,
-    /// `DamagedDatabase.report`, with what was found and lost).
+    /// `DamagedDatabase.report`, with what was found and lost; this one stands in for it only
+    /// if the user moved part of it away meanwhile, so it names the start by its time).
     var report: DamagedDatabaseReport {
         DamagedDatabaseReport(file: file, keptAs: keptAs,
-                              reason: "found damaged at an earlier start; the daemon's log of that start says why",
+                              reason: "found damaged by the daemon that started at \(time); the log of that start says why",
                               lost: "as the daemon's log of \(time) says (an error naming this file; journalctl --user -u launchservicesd)",
                               time: time)
     }
