@@ -6,14 +6,18 @@ import LaunchServicesProtocol
 
 /// A state database found damaged at start and set aside: renamed, never copied or opened
 /// for writing, so its bytes are exactly what was found, and its `-wal`/`-shm` renamed with
-/// it under SQLite's own naming (`KEPT-wal`), so `sqlite3 KEPT` reads it whole. The daemon
+/// it under SQLite's own naming (`KEPT-wal`), so `sqlite3 KEPT` reads it whole. When the
+/// file itself was missing and only its log was there, the log is what is kept. The daemon
 /// starts on a new file; this says what happened and what the new file does not have.
 struct DamagedDatabase: Sendable, CustomStringConvertible {
     /// Where it was, e.g. `STATE/registry.sqlite`.
     var file: String
-    /// Where it is now, e.g. `STATE/registry.sqlite.damaged-20261125T102533Z`.
+    /// The kept file: `STATE/registry.sqlite.damaged-20261125T102533Z`, or that name's `-wal`
+    /// when only the log was there.
     var keptAs: String
-    /// The companions moved with it (`-wal`, `-shm`).
+    /// Whether the database file itself was kept (not only its log).
+    var keptFile: Bool
+    /// The companions moved with it (`-wal`, `-shm`), besides `keptAs`.
     var companions: [String]
     var reason: String
     var lost: String
@@ -24,6 +28,10 @@ struct DamagedDatabase: Sendable, CustomStringConvertible {
         let name = (file as NSString).lastPathComponent
         let folder = (file as NSString).deletingLastPathComponent
         let with = companions.isEmpty ? "" : " (with its \(companions.joined(separator: " and ")))"
+        guard keptFile else {
+            // A log alone: SQLite reads it only beside the file it belongs to, so `.recover` has nothing to read.
+            return "\(name) in \(folder) is missing but its write-ahead log was there; the log was set aside unchanged as \(keptAs)\(with) and a new \(name) was started. Lost with the file: \(lost). A write-ahead log cannot be read without the file it belongs to: keep it only if you can put that file back (the README's \"Damaged databases\"), else remove it"
+        }
         return "\(name) in \(folder) is damaged (\(reason)); it was set aside unchanged as \(keptAs)\(with) and a new one was started. Lost with it: \(lost). Read what is left of it with: sqlite3 \(keptAs) .recover; the README's \"Damaged databases\" says how to restore it"
     }
 
@@ -31,16 +39,16 @@ struct DamagedDatabase: Sendable, CustomStringConvertible {
         DamagedDatabaseReport(file: file, keptAs: keptAs, reason: reason, lost: lost, time: ClaimTime.iso8601(time))
     }
 
-    /// Renames `path` and its `-wal`/`-shm` aside as `path.damaged-TIMESTAMP` (UTC; `-2`, `-3` …
+    /// Renames `path` and its `-wal`/`-shm` aside as `path.damaged-TIMESTAMP` (`ClaimTime.basic`; `-2`, `-3` …
     /// when that name is taken). If a companion cannot be moved, the file is put back and this
     /// throws: a new database beside an old log could take that log's pages for its own.
     static func setAside(_ path: String, reason: String, lost: String) throws -> DamagedDatabase {
-        let now = Date()
-        var kept = path + ".damaged-" + stamp(now)
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        var kept = path + ".damaged-" + ClaimTime.basic(now)
         var attempt = 1
         while ["", "-wal", "-shm"].contains(where: { FileManager.default.fileExists(atPath: kept + $0) }) {
             attempt += 1
-            kept = path + ".damaged-" + stamp(now) + "-\(attempt)"
+            kept = path + ".damaged-" + ClaimTime.basic(now) + "-\(attempt)"
         }
         var moved: [String] = []
         for suffix in ["", "-wal", "-shm"] where DatabaseCheck.size(of: path + suffix) >= 0 {
@@ -51,19 +59,9 @@ struct DamagedDatabase: Sendable, CustomStringConvertible {
             }
             moved.append(suffix)
         }
-        return DamagedDatabase(file: path, keptAs: kept, companions: moved.filter { !$0.isEmpty }, reason: reason, lost: lost,
-                               time: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)))
-    }
-
-    /// `20261125T102533Z`: sorts by time, and has no character a shell or a file name minds.
-    private static func stamp(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(parts.tm_year + 1900, 4))\(pad(parts.tm_mon + 1, 2))\(pad(parts.tm_mday, 2))T\(pad(parts.tm_hour, 2))\(pad(parts.tm_min, 2))\(pad(parts.tm_sec, 2))Z"
+        // Named by the file if it was there, else by its log (the file missing beside it).
+        let named = moved.first ?? ""
+        return DamagedDatabase(file: path, keptAs: kept + named, keptFile: named.isEmpty, companions: moved.filter { $0 != named },
+                               reason: reason, lost: lost, time: now)
     }
 }

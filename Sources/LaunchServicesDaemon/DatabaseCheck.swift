@@ -8,8 +8,9 @@ import GRDBSQLite
 /// the user's data: opening it read-write could change it (a hot write-ahead log is
 /// checkpointed into it, migrations run), so it is first read through a connection that
 /// cannot write: read-only, on SQLite's `unix-none` VFS (no file locks, which a read-only
-/// descriptor could not take; the state folder's lock already keeps other daemons out),
-/// with `locking_mode=EXCLUSIVE` so the write-ahead log's index is built in heap memory and
+/// descriptor could not take; the caller holds `DatabaseFileLock` meanwhile, which keeps
+/// every other process's SQLite out, or names the process that is in), with
+/// `locking_mode=EXCLUSIVE` so the write-ahead log's index is built in heap memory and
 /// no `-shm` file is created or mapped. `PRAGMA quick_check` then reads every page.
 enum DatabaseCheck {
     enum Verdict: Equatable {
@@ -22,13 +23,15 @@ enum DatabaseCheck {
 
     /// Checks `path` without writing to it. `describe` says what the file holds (asked only
     /// of a damaged file, through the same read-only connection; it may find little).
-    /// A file that cannot be read for another reason than damage (permissions, I/O, another
-    /// process holding it) throws a `StorageError`: that file is not set aside.
+    /// A file that cannot be read for another reason than damage (permissions, I/O) throws a
+    /// `StorageError`: that file is not set aside. Call it holding `DatabaseFileLock`, so no
+    /// other process writes the file while it is read.
     static func inspect(_ path: String, describe: (Connection) -> String) throws -> Verdict {
         let fm = FileManager.default
         guard fm.fileExists(atPath: path) else {
             if size(of: path + "-wal") > 0 {
-                return .damaged(reason: "the file is missing but its write-ahead log (-wal) is there", lost: "what that log held (it cannot be read without its file)")
+                // Everything the file held is lost, and its log cannot be read without it.
+                return .damaged(reason: "the file is missing but its write-ahead log (-wal) is there", lost: describe(Connection(handle: nil)))
             }
             return .absent
         }

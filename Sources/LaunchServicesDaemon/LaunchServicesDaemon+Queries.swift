@@ -48,7 +48,7 @@ extension LaunchServicesDaemon {
                 appsFolders: visible == nil ? configuration.appsFolders : [], refusedBundles: visible == nil ? registryService.refused.map(\.description) : [],
                 appLogs: visible == nil ? appLogsReport : nil,
                 // Where the user's files are and what they lost is the user's to read, not an app's.
-                damagedDatabases: visible == nil && !damagedDatabases.isEmpty ? damagedDatabases.map(\.report) : nil,
+                damagedDatabases: visible == nil ? KeptDatabases.reports(kept: keptDatabases, setAsideNow: damagedDatabases) : nil,
                 storageProblems: visible == nil && !storageProblems.isEmpty ? storageProblems : nil,
                 unreadableInAppsFolders: visible == nil && !registryService.unreadable.isEmpty ? registryService.unreadable.map(\.description) : nil)))
         case .apps:

@@ -48,6 +48,10 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     private var stateLock: StateFolderLock?
     /// Databases found damaged at this start and set aside (`lsctl status`).
     var damagedDatabases: [DamagedDatabase] = []
+    /// The damaged databases kept in the state folder now, of this start or an earlier one
+    /// (`lsctl status` names each until the user removes it), kept true by `keptDatabaseWatch`.
+    var keptDatabases: [KeptDatabase] = []
+    private var keptDatabaseWatch: KeptDatabaseWatch?
     /// What the daemon cannot keep, as it stands (`lsctl status`): e.g. no persistent
     /// pasteboards because `pasteboard.sqlite` could not be opened.
     var storageProblems: [String] = []
@@ -137,15 +141,32 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             logger.error("\(damage)", metadata: ["database": "\(damage.file)", "kept_as": "\(damage.keptAs)"])
         }
         for problem in problems { logger.error("\(problem)") }
-        try await loop.submit { [self, lock, damaged, problems, pasteboardStore, savedPasteboards] in
+        // A listing, not a read of the kept files: cheap however large they are.
+        let kept = stateFolder.map { KeptDatabases.list(in: $0) } ?? []
+        try await loop.submit { [self, lock, damaged, kept, problems, pasteboardStore, savedPasteboards] in
             stateLock = lock
             damagedDatabases = damaged
+            keptDatabases = kept
             storageProblems = problems
             registryService.apply(loaded)
             self.pasteboardStore = pasteboardStore
             pasteboards = Pasteboards(limits: configuration.pasteboardLimits, restoring: savedPasteboards)
             expirePasteboards()
         }.get()
+        if let stateFolder {
+            // Armed after the list above was taken in; it lists again once armed, so nothing
+            // removed or added meanwhile is missed, and its lists reach the loop in order.
+            let watch: KeptDatabaseWatch?
+            do {
+                watch = try KeptDatabaseWatch(folder: stateFolder, queue: DispatchQueue(label: "launchservicesd.kept-databases")) { [loop, weak self] kept in
+                    loop.execute { self?.keptDatabases = kept }
+                }
+            } catch {
+                watch = nil
+                logger.warning("cannot watch \(stateFolder) for kept damaged databases (\(error)): lsctl status names those found at this start until the next")
+            }
+            try await loop.submit { [self] in keptDatabaseWatch = watch }.get()
+        }
     }
 
     /// Binds the socket (owner-only), or adopts the socket-activated one, and starts serving.
@@ -223,6 +244,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         // What apps started and let go ends with the daemon too: asked now, killed later.
         supervisor.beginStopping()
         registryService.stop()
+        keptDatabaseWatch?.cancel()
         shuttingDown = true
         serverChannel?.close(promise: nil)
         // The machine answers every waiting caller and resumes suspended apps (they must

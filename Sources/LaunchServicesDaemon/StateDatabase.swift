@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 
 /// One of the daemon's SQLite files (the registry, the pasteboards), in the owner-only state
-/// folder: checked before it is opened for writing (`DatabaseCheck`; a damaged file is set
-/// aside, `DamagedDatabase`), then opened through one GRDB `DatabaseQueue` connection in
+/// folder: checked before it is opened for writing, with other processes kept out
+/// (`DatabaseFileLock`, `DatabaseCheck`; a damaged file is set aside, `DamagedDatabase`), then opened through one GRDB `DatabaseQueue` connection in
 /// WAL mode with `locking_mode=EXCLUSIVE` and `mmap_size=0`, and migrated.
 ///
 /// Why one exclusive connection: with shared locking, SQLite maps the write-ahead log's
@@ -32,12 +32,16 @@ final class StateDatabase: Sendable {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let path = folder + "/" + file
         self.path = path
+        // No other process may read or write the file while it is checked and, if damaged,
+        // set aside; one that holds it is named instead, and nothing is done.
+        let hold = try DatabaseFileLock.take(path)
         switch try DatabaseCheck.inspect(path, describe: describe) {
         case .absent, .sound:
             damage = nil
         case .damaged(let reason, let lost):
             damage = try DamagedDatabase.setAside(path, reason: reason, lost: lost)
         }
+        hold?.release()
         var configuration = Configuration()
         configuration.label = file
         configuration.prepareDatabase { db in

@@ -1,6 +1,24 @@
 /// Registration times as reports show them: milliseconds since the Unix epoch written as
-/// ISO-8601 in UTC with milliseconds, `2026-11-23T20:07:26.123Z`.
+/// ISO-8601 in UTC with milliseconds, `2026-11-23T20:07:26.123Z`; and the same instant in
+/// ISO-8601's basic form, for file names (`basic`).
 public enum ClaimTime {
+    /// `20261123T200726Z`: to the second, as the names of kept damaged databases carry it;
+    /// it sorts by time and has no character a shell or a file name minds.
+    public static func basic(_ milliseconds: Int64) -> String {
+        let extended = iso8601(milliseconds)
+        let seconds = extended.prefix { $0 != "." }
+        return String(seconds.filter { $0 != "-" && $0 != ":" }) + "Z"
+    }
+
+    /// `20261123T200726Z` (`basic`) back to `2026-11-23T20:07:26Z`: to the second, as the
+    /// basic form has no milliseconds; `nil` for anything else.
+    public static func extended(basic: some StringProtocol) -> String? {
+        let c = Array(basic)
+        guard c.count == 16, c[8] == "T", c[15] == "Z", (c[0 ..< 8] + c[9 ..< 15]).allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        func part(_ range: Range<Int>) -> String { String(c[range]) }
+        return "\(part(0 ..< 4))-\(part(4 ..< 6))-\(part(6 ..< 8))T\(part(9 ..< 11)):\(part(11 ..< 13)):\(part(13 ..< 15))Z"
+    }
+
     public static func iso8601(_ milliseconds: Int64) -> String {
         let ms = milliseconds.modulo(1000)
         let seconds = (milliseconds - ms) / 1000

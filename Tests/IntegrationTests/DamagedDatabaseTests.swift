@@ -40,11 +40,15 @@ struct DamagedDatabaseTests {
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
     }
 
-    /// Whether SQLite itself finds `file` damaged, asked of a copy (so asking changes nothing).
+    /// Whether SQLite itself finds `file` damaged, asked of a copy (with its write-ahead log,
+    /// if there is one; so asking changes nothing).
     func sqliteFindsDamaged(_ file: String, scratch: String) -> Bool {
         let copy = scratch + "/copy-\(UUID().uuidString).sqlite"
-        defer { try? FileManager.default.removeItem(atPath: copy) }
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy + suffix) } }
         guard (try? FileManager.default.copyItem(atPath: file, toPath: copy)) != nil else { return false }
+        if FileManager.default.fileExists(atPath: file + "-wal") {
+            guard (try? FileManager.default.copyItem(atPath: file + "-wal", toPath: copy + "-wal")) != nil else { return false }
+        }
         do {
             var configuration = Configuration()
             configuration.readonly = true
@@ -108,11 +112,93 @@ struct DamagedDatabaseTests {
             #expect(apps.contains("test.manual"), "the registry was not touched: \(apps)")
             #expect(try h.lsctl("pasteboard", "copy", "--name", "again", "--persistent", "--text", "new").status == 0, "the new file keeps pasteboards")
         }
-        // The next start finds nothing damaged and does not set the new file aside.
+        // The next start finds nothing damaged and does not set the new file aside (the kept
+        // one is still named: KeptDatabaseStatusTests).
         try h.restart(signal: SIGTERM, within: 5)
-        #expect(try h.lsctl("status", "--json").json?["damagedDatabases"] == nil)
+        let again = try h.lsctl("status", "--json").json?["damagedDatabases"] as? [[String: Any]] ?? []
+        #expect(again.map { $0["keptAs"] as? String } == [keptPath], "\(again)")
         let after = try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.hasPrefix(file + ".damaged-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
         #expect(after == kept, "\(after)")
+    }
+
+    @Test("a damaged registry beside a non-empty write-ahead log (the daemon killed, then the file damaged): both are kept byte for byte under one name")
+    func damagedWithItsLog() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        let state = h.root + "/state"
+        let path = state + "/registry.sqlite"
+        #expect(try h.lsctl("register", try h.bundleOutsideAppsFolders("manual")).status == 0)
+        // A clean stop folds the log into the file, so the file holds the registration …
+        try h.restart(signal: SIGTERM, within: 5)
+        // … and what follows is only in the log when the daemon is killed.
+        #expect(try h.lsctl("default", "alpha", "test.alpha").status == 0)
+        var before: [String: Data] = [:]
+        try h.restart(signal: SIGKILL, within: 5) {
+            try #require((FileManager.default.contents(atPath: path + "-wal")?.count ?? 0) > 0, "SIGKILL left a non-empty log")
+            _ = try Damage.corrupted.apply(to: path)
+            try #require(sqliteFindsDamaged(path, scratch: h.root), "the test damaged the registry beyond what SQLite accepts")
+            before = DatabaseCopy.bytes(path)
+        }
+        #expect(before["-wal"] != nil && before["-shm"] == nil, "the daemon's files: a file and its log, no -shm: \(before.keys)")
+        #expect(try h.lsopen("alpha:after-damage").status == 0)
+        let report = try #require(try h.lsctl("status", "--json").json?["damagedDatabases"] as? [[String: Any]])
+        let keptAs = try #require(report.first?["keptAs"] as? String, "\(report)")
+        #expect(keptAs.hasPrefix(path + ".damaged-") && !keptAs.hasSuffix("-wal"), "\(keptAs)")
+        #expect(DatabaseCopy.bytes(keptAs) == before, "the file and its log are kept byte for byte, the log as \(keptAs)-wal")
+        let log = h.daemonOutput.split(separator: "\n").first { $0.contains(" error ") && $0.contains(keptAs) } ?? ""
+        #expect(log.contains("with its -wal"), "\(log)")
+    }
+
+    @Test("a missing registry beside its write-ahead log: the log is what is kept, named as such, byte for byte, with advice that fits a log")
+    func missingFileWithItsLog() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        let state = h.root + "/state"
+        let path = state + "/registry.sqlite"
+        #expect(try h.lsctl("register", try h.bundleOutsideAppsFolders("manual")).status == 0)
+        var walBytes = Data()
+        try h.restart(signal: SIGKILL, within: 5) {
+            walBytes = FileManager.default.contents(atPath: path + "-wal") ?? Data()
+            try #require(!walBytes.isEmpty, "SIGKILL left a non-empty log")
+            try FileManager.default.removeItem(atPath: path)
+        }
+        #expect(try h.lsopen("alpha:after-loss").status == 0)
+        let report = try #require(try h.lsctl("status", "--json").json?["damagedDatabases"] as? [[String: Any]])
+        #expect(report.count == 1, "\(report)")
+        let keptAs = try #require(report.first?["keptAs"] as? String, "\(report)")
+        #expect(keptAs.hasPrefix(path + ".damaged-") && keptAs.hasSuffix("-wal"), "the report names the file that exists: \(keptAs)")
+        #expect(FileManager.default.contents(atPath: keptAs) == walBytes, "the log is kept byte for byte")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.contains(".damaged-") }
+        #expect(kept == [(keptAs as NSString).lastPathComponent], "only the log was there to keep: \(kept)")
+        let log = h.daemonOutput.split(separator: "\n").first { $0.contains(" error ") && $0.contains(keptAs) } ?? ""
+        #expect(!log.isEmpty, "\(h.daemonOutput)")
+        #expect(!log.contains(".recover"), "a log alone cannot be recovered with sqlite3: \(log)")
+        #expect(log.contains("cannot be read without"), "\(log)")
+    }
+
+    @Test("when the log of a damaged registry cannot be moved, the file is put back and the start stops, naming both",
+          .enabled(if: StorageFailureTests.chattrWorks, "needs root and a temporary folder where chattr +i works (a log that cannot be renamed)"))
+    func setAsideRolledBack() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        let state = h.root + "/state"
+        let path = state + "/registry.sqlite"
+        try h.restart(signal: SIGTERM, within: 5)
+        #expect(try h.lsctl("register", try h.bundleOutsideAppsFolders("manual")).status == 0)
+        kill(h.daemonPID, SIGKILL)
+        try h.eventually("the daemon dies") { !isAlive(h.daemonPID) }
+        _ = try Damage.corrupted.apply(to: path)
+        try #require(sqliteFindsDamaged(path, scratch: h.root), "the test damaged the registry beyond what SQLite accepts")
+        try #require(try StorageFailureTests.chattr("+i", path + "-wal"))
+        defer { _ = try? StorageFailureTests.chattr("-i", path + "-wal") }
+        let before = DatabaseCopy.bytes(path)
+        let refused = try ChildProcess.run(DaemonHarness.binary("launchservicesd"), ["--socket", h.socket, "--apps", h.appsFolder, "--state", state],
+                                           scratch: h.root, timeout: 20)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("cannot set aside \(path)") && refused.stderr.contains(path + "-wal") && refused.stderr.contains("nothing was changed"),
+                "\(refused.stderr)")
+        #expect(DatabaseCopy.bytes(path) == before, "the file and its log are back where they were, unchanged")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state).allSatisfy { !$0.contains(".damaged-") })
     }
 
     @Test("a pasteboard database that cannot be opened (not damage) is left alone: the daemon serves, persistent copies are refused by name")

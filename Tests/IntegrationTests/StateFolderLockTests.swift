@@ -15,16 +15,6 @@ struct StateFolderLockTests {
                              environment: ProcessInfo.processInfo.environment, scratch: h.root, timeout: 20)
     }
 
-    /// The bytes of every file of a database: the file, its write-ahead log and its
-    /// shared-memory index, those that exist.
-    func databaseBytes(_ file: String) -> [String: Data] {
-        var bytes: [String: Data] = [:]
-        for suffix in ["", "-wal", "-shm"] {
-            if let data = FileManager.default.contents(atPath: file + suffix) { bytes[suffix] = data }
-        }
-        return bytes
-    }
-
     func explainXYZ(_ h: DaemonHarness) throws -> ExplainReport {
         try h.lsctl("explain", "--json", "xyz:x").decode(ExplainReport.self)
     }
@@ -36,7 +26,7 @@ struct StateFolderLockTests {
         let state = h.root + "/state"
         try FileManager.default.createDirectory(atPath: h.root + "/empty", withIntermediateDirectories: true)
         #expect(try h.lsctl("register", try h.bundleOutsideAppsFolders("manual")).status == 0)
-        let before = (registry: databaseBytes(state + "/registry.sqlite"), pasteboard: databaseBytes(state + "/pasteboard.sqlite"))
+        let before = (registry: DatabaseCopy.bytes(state + "/registry.sqlite"), pasteboard: DatabaseCopy.bytes(state + "/pasteboard.sqlite"))
         #expect(before.registry[""] != nil, "the registry exists")
         for socket in [h.socket, h.root + "/other-socket"] {
             let refused = try secondDaemon(h, ["--socket", socket, "--apps", h.root + "/empty", "--state", state])
@@ -44,8 +34,8 @@ struct StateFolderLockTests {
             #expect(refused.stderr.contains("pid \(h.daemonPID)"), "names the holder's PID: \(refused.stderr)")
             #expect(refused.stderr.contains(h.socket), "names the holder's socket: \(refused.stderr)")
             #expect(refused.stderr.contains(state), "names the state folder: \(refused.stderr)")
-            #expect(databaseBytes(state + "/registry.sqlite") == before.registry, "the registry is byte for byte as it was (socket \(socket))")
-            #expect(databaseBytes(state + "/pasteboard.sqlite") == before.pasteboard, "so is the pasteboard database (socket \(socket))")
+            #expect(DatabaseCopy.bytes(state + "/registry.sqlite") == before.registry, "the registry is byte for byte as it was (socket \(socket))")
+            #expect(DatabaseCopy.bytes(state + "/pasteboard.sqlite") == before.pasteboard, "so is the pasteboard database (socket \(socket))")
         }
         #expect(!FileManager.default.fileExists(atPath: h.root + "/other-socket"), "the refused daemon bound nothing")
         #expect(isAlive(h.daemonPID))

@@ -221,6 +221,13 @@ struct AdminReportTests {
         #expect(ClaimTime.iso8601(-1) == "1969-12-31T23:59:59.999Z")
     }
 
+    @Test("the basic form, for kept files' names, is the same instant to the second")
+    func basicClaimTimes() {
+        #expect(ClaimTime.basic(1_767_323_045_006) == "20260102T030405Z")
+        #expect(ClaimTime.basic(4_107_542_399_999) == "21000228T235959Z")
+        #expect(ClaimTime.basic(-1) == "19691231T235959Z")
+    }
+
     @Test("explain, default and clear-default")
     func explain() throws {
         let text = """

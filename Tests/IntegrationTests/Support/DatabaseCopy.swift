@@ -18,4 +18,14 @@ enum DatabaseCopy {
         defer { try? queue.close() }
         return try queue.read(body)
     }
+
+    /// The bytes of every file of a database, by suffix: the file (`""`), its write-ahead log
+    /// (`"-wal"`) and its shared-memory index (`"-shm"`), those that exist.
+    static func bytes(_ file: String) -> [String: Data] {
+        var bytes: [String: Data] = [:]
+        for suffix in ["", "-wal", "-shm"] {
+            if let data = FileManager.default.contents(atPath: file + suffix) { bytes[suffix] = data }
+        }
+        return bytes
+    }
 }
