@@ -158,8 +158,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             // removed or added meanwhile is missed, and its lists reach the loop in order.
             let watch: KeptDatabaseWatch?
             do {
-                watch = try KeptDatabaseWatch(folder: stateFolder, queue: DispatchQueue(label: "launchservicesd.kept-databases")) { [loop, weak self] kept in
-                    loop.execute { self?.keptDatabases = kept }
+                watch = try KeptDatabaseWatch(folder: stateFolder, queue: DispatchQueue(label: "launchservicesd.kept-databases")) { [loop, unowned self] kept in
+                    loop.execute { self.keptDatabases = kept }
                 }
             } catch {
                 watch = nil
