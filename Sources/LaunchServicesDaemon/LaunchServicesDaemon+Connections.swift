@@ -69,17 +69,25 @@ extension LaunchServicesDaemon: ConnectionEvents {
         return connection
     }
 
+    /// The table forgets the connection at once; what the machine and the ledger hold for
+    /// it goes through the executor (`forgetClosed`), after the action list being carried
+    /// out if an action closed it.
     func connectionClosed(_ connection: ClientConnection) {
         loop.assertInEventLoop()
         guard connections.remove(connection) else { return }
         connection.helloDeadline?.cancel()
+        for token in connection.reservations { reservations[token] = nil }
+        executor.connectionClosed(connection)
+    }
+
+    /// A closed connection's opens and app, handed to the machine between action lists.
+    func forgetClosed(_ connection: ClientConnection) {
         // Opens still queued for this caller are dropped: nobody would read their answers.
         // Those an app already has end in their own time; `lsctl history` records both.
         machine.withdraw(connection.waiting)
         for entry in executor.ledger.callerLeft(connection.waiting, owed: machine.owed(among: connection.waiting)) {
             executor.history.recordWithdrawn(source: entry.source, scheme: entry.scheme, app: entry.app)
         }
-        for token in connection.reservations { reservations[token] = nil }
         if let app = connection.appID, connections.detach(app, ifItIs: connection) != nil {
             perform(machine.disconnected(app: app))
         }

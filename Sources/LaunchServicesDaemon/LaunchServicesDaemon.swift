@@ -240,10 +240,11 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         executor.perform(actions)
     }
 
-    /// What the executor learned while acting, handed to the machine. The executor calls it
-    /// only once the action list that produced it is done, never from inside one; what the
-    /// machine then returns is carried out at once. Whatever it sends is flushed here, since
-    /// the event that started the list may have flushed already.
+    /// What the executor learned while acting (or a connection that closed), handed to the
+    /// machine. The executor calls it only once the action list that produced it is done,
+    /// never from inside one; what the machine then returns is carried out at once.
+    /// Whatever it sends is flushed here, since the event that started the list may have
+    /// flushed already.
     private func handle(_ feedback: ActionExecutor.Feedback) {
         switch feedback {
         case .spawned(let app, let pid):
@@ -262,6 +263,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             flushPending()
         case .answered(let connection):
             if connection.finishedSending { closeIfDone(connection) }
+        case .closed(let connection):
+            forgetClosed(connection)
         }
     }
 
