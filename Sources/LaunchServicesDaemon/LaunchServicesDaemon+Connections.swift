@@ -32,10 +32,11 @@ extension LaunchServicesDaemon: ConnectionEvents {
             // Reading the ancestry opens /proc files: at the descriptor limit it is read
             // again with the descriptor reserve released.
             func ancestry() -> ProcessAncestry.Origin {
-                ProcessAncestry.origin(of: peer.pid, daemon: getpid()) { supervisor.app(pid: $0) }
+                DescriptorReserve.shared.retryingAtLimit {
+                    ProcessAncestry.origin(of: peer.pid, daemon: getpid()) { supervisor.app(pid: $0) }
+                } outOfDescriptors: { $0 == .unknown }
             }
-            var origin: ProcessAncestry.Origin = supervisor.app(pid: peer.pid).map { .app($0) } ?? (supervisor.hasSpawned ? ancestry() : .user)
-            if origin == .unknown { origin = DescriptorReserve.shared.withReleased(ancestry) }
+            let origin: ProcessAncestry.Origin = supervisor.app(pid: peer.pid).map { .app($0) } ?? (supervisor.hasSpawned ? ancestry() : .user)
             let identity: String
             switch origin {
             case .app(let app): identity = app
