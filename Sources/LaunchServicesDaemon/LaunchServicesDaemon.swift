@@ -60,6 +60,9 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// `lsctl quit` callers, answered when the app has exited.
     var quitWaiters: [String: [QuitWaiter]] = [:]
     private var serverChannel: Channel?
+    /// Who a socket peer is (`identify`, which may walk `/proc`); a test replaces it to
+    /// count the walks.
+    var peerOrigin: (Int32) -> ProcessAncestry.Origin = { _ in .user }
 
     public convenience init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String? = nil, activatedSocket: Int32? = nil, loop: EventLoop, logger: Logger) {
         self.init(configuration: configuration, socketPath: socketPath, stateFolder: stateFolder, activatedSocket: activatedSocket,
@@ -96,6 +99,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         executor.bundle = { [unowned self] in registry.apps[$0] }
         executor.appPipeline = { [unowned self] channel, app in installPipeline(on: channel, kind: .app(app)) }
         supervisor.exited = { [unowned self] in processExited($0, status: $1) }
+        peerOrigin = { [unowned self] in identify($0) }
     }
 
     /// Monotonic nanoseconds, from the loop's clock (an embedded loop's in tests).
