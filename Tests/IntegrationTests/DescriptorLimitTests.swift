@@ -128,7 +128,7 @@ struct DescriptorLimitTests {
             }
         }
         #expect(Self.openDescriptors(h.daemonPID) >= limit - 1, "the daemon is at its descriptor limit")
-        // The first caller at the limit reads why it is refused (on the reserve descriptor).
+        // A caller at the limit reads why it is refused, instead of waiting in the backlog.
         if case .failure(let error) = atLimit?.message {
             #expect(error.code == .unavailable && error.message.contains("LimitNOFILE"), "\(error)")
         } else {
