@@ -15,8 +15,11 @@ import NIOCore
 /// back to the machine. What acting learns waits in a queue drained after the list, oldest
 /// first, so the machine never runs again while one of its lists is half done (which once
 /// let a failed spawn's retry arm its launch timer before the failed launch's own arm,
-/// later in the same list, replaced it). Deadline timers are keyed by the phase token they
-/// guard, so no timer can replace or cancel another's.
+/// later in the same list, replaced it). A connection's close goes through the same queue:
+/// NIO reports a close at once, also one an action made (a caller disconnected for its
+/// unread replies), and handling it in the middle of a list withdrew opens the rest of that
+/// list was about to answer. Deadline timers are keyed by the phase token they guard, so no
+/// timer can replace or cancel another's.
 final class ActionExecutor {
     /// What acting produced, for the coordinator to hand to the machine.
     enum Feedback {
@@ -27,6 +30,8 @@ final class ActionExecutor {
         case quitStepExpired(app: String, token: UInt64)
         /// A caller got its answer (it may now be closed, if it finished sending).
         case answered(ClientConnection)
+        /// A connection closed: what the machine and the ledger still hold for it is dropped.
+        case closed(ClientConnection)
     }
 
     private let loop: EventLoop
@@ -83,6 +88,12 @@ final class ActionExecutor {
         }
         carryOut(actions)
         drain()
+    }
+
+    /// A connection closed (NIO's `channelInactive`): handed to the machine now, or after
+    /// the list being carried out when an action closed it.
+    func connectionClosed(_ connection: ClientConnection) {
+        report(.closed(connection))
     }
 
     /// Feedback goes to the machine once no list is being carried out: now, from a timer;
