@@ -80,6 +80,8 @@ extension LaunchServicesDaemon: ConnectionEvents {
             executor.history.recordWithdrawn(source: entry.source, scheme: entry.scheme, app: entry.app)
         }
         for token in connection.reservations { reservations[token] = nil }
+        // Likewise its waiting pasteboard requests; one under way ends unanswered.
+        pasteboardService.connectionClosed(connection)
         if let app = connection.appID, connections.detach(app, ifItIs: connection) != nil {
             perform(machine.disconnected(app: app))
         }
@@ -122,7 +124,7 @@ extension LaunchServicesDaemon: ConnectionEvents {
     /// Closes a connection whose peer finished sending once nothing is owed to it.
     func closeIfDone(_ connection: ClientConnection) {
         guard connection.finishedSending || connection.closing, connection.waiting.isEmpty,
-              pasteboardTraffic.lanes[ObjectIdentifier(connection)] == nil else { return }
+              pasteboardService.isIdle(connection) else { return }
         flushPending()
         connection.channel.close(promise: nil)
     }
