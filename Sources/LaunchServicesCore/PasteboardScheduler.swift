@@ -34,7 +34,7 @@ public struct PasteboardScheduler: Sendable {
     public static let maximumWaitingPerPasteboard = 4
 
     public internal(set) var pasteboards: Pasteboards
-    public var storage: Storage
+    public internal(set) var storage: Storage
     let contentCheck: ContentCheck
 
     /// One connection's requests not answered yet.

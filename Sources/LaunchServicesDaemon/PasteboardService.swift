@@ -88,6 +88,7 @@ final class PasteboardService {
 
     /// What `connection` has waiting is dropped; what is under way ends unanswered.
     func connectionClosed(_ connection: ClientConnection) {
+        loop.assertInEventLoop()
         let peer = Peer(connection.serial)
         peers[peer] = nil
         perform(scheduler.connectionClosed(peer))
