@@ -102,6 +102,8 @@ extension LaunchServicesDaemon: ConnectionEvents {
         for entry in executor.ledger.callerLeft(connection.waiting, owed: machine.owed(among: connection.waiting)) {
             executor.history.recordWithdrawn(source: entry.source, scheme: entry.scheme, app: entry.app)
         }
+        // Likewise its waiting pasteboard requests; one under way ends unanswered.
+        pasteboardService.connectionClosed(connection)
         if let app = connection.appID, connections.detach(app, ifItIs: connection) != nil {
             perform(machine.disconnected(app: app))
         }
@@ -144,7 +146,7 @@ extension LaunchServicesDaemon: ConnectionEvents {
     /// Closes a connection whose peer finished sending once nothing is owed to it.
     func closeIfDone(_ connection: ClientConnection) {
         guard connection.finishedSending || connection.closing, connection.waiting.isEmpty,
-              pasteboardTraffic.lanes[ObjectIdentifier(connection)] == nil else { return }
+              pasteboardService.isIdle(connection) else { return }
         flushPending()
         connection.channel.close(promise: nil)
     }

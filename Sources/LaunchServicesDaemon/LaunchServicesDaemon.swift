@@ -9,8 +9,9 @@ import NIOCore
 /// decides every app's fate; `ActionExecutor` carries its actions out and reports back what
 /// happened; `ConnectionTable` owns the peers, `ProcessSupervisor` the app processes,
 /// `RegistryService` the registry and its database, `SocketListener` the socket, and
-/// `ServiceManagerStatus` what systemd hears. Requests are routed in the `+Requests`,
-/// `+Queries`, `+Commands`, `+Callbacks`, `+Pasteboard` and `+CheckIn` extensions.
+/// `ServiceManagerStatus` what systemd hears, `PasteboardService` the pasteboards. Requests
+/// are routed in the `+Requests`, `+Queries`, `+Commands`, `+Callbacks` and `+CheckIn`
+/// extensions.
 ///
 /// Everything runs on one event loop: every channel, timer and exit notification is
 /// brought onto `loop`, so state needs no locks. The compiler cannot see that confinement,
@@ -42,9 +43,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     let executor: ActionExecutor
     let launcher: any AppLaunching
     private let serviceManager = ServiceManagerStatus()
-    /// The pasteboards and where persistent ones are kept.
-    var pasteboards = Pasteboards()
-    var pasteboardStore: PasteboardStore?
+    /// The pasteboards, their requests' order and where persistent ones are kept.
+    let pasteboardService: PasteboardService
     /// The state folder's lock (`StateFolderLock`), held from the start for the daemon's life.
     private var stateLock: StateFolderLock?
     /// Databases found damaged at this start and set aside (`lsctl status`).
@@ -56,7 +56,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// What the daemon cannot keep, as it stands (`lsctl status`): e.g. no persistent
     /// pasteboards because `pasteboard.sqlite` could not be opened.
     var storageProblems: [String] = []
-    let pasteboardTraffic = PasteboardTraffic()
     /// Callback addresses reserved by callers that own no scheme (`lsopen --wait`), by token.
     var reservations: [String: CallbackReservation] = [:]
     /// canOpenURL denials already logged (app and scheme), so each is logged once.
@@ -102,12 +101,17 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         connections = ConnectionTable(limits: configuration.connectionLimits, logger: logger, loop: loop)
         supervisor = ProcessSupervisor(loop: loop, launcher: launcher, logger: logger)
         executor = ActionExecutor(loop: loop, logger: logger, configuration: configuration, supervisor: supervisor, connections: connections)
+        pasteboardService = PasteboardService(limits: configuration.pasteboardLimits, keepsState: stateFolder != nil, loop: loop, logger: logger, connections: connections)
         executor.feedback = { [unowned self] in handle($0) }
         executor.phaseIsRunning = { [unowned self] in machine.isRunning(app: $0, phaseToken: $1) }
         executor.bundle = { [unowned self] in registry.apps[$0] }
         executor.appPipeline = { [unowned self] channel, app in installPipeline(on: channel, kind: .app(app)) }
         supervisor.exited = { [unowned self] in processExited($0, status: $1) }
         peerOrigin = { [unowned self] in identify($0) }
+        pasteboardService.released = { [unowned self] connection in
+            // A peer that half-closed waits for these answers too; once they are out, it can go.
+            if connection.finishedSending { closeIfDone(connection) }
+        }
     }
 
     /// Monotonic nanoseconds, from the loop's clock (an embedded loop's in tests).
@@ -157,9 +161,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             keptDatabases = kept
             storageProblems = problems
             registryService.apply(loaded)
-            self.pasteboardStore = pasteboardStore
-            pasteboards = Pasteboards(limits: configuration.pasteboardLimits, restoring: savedPasteboards)
-            expirePasteboards()
+            pasteboardService.adopt(store: pasteboardStore, saved: savedPasteboards, problem: problems.first)
         }.get()
         if let stateFolder {
             // Armed after the list above was taken in; it lists again once armed, so nothing
@@ -245,12 +247,12 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// scan of a folder that does not answer) is left as it is, that file is not closed,
     /// and the next start replays its log.
     func closeDatabases() async {
-        guard let (registry, pasteboard) = try? await loop.submit({ (self.registryService.store, self.pasteboardStore) }).get() else { return }
+        guard let (registry, pasteboard) = try? await loop.submit({ (self.registryService.store, self.pasteboardService.store) }).get() else { return }
         if let registry {
             await close(registry.file, after: registryService.files, on: registryService.files) { try registry.close() }
         }
         if let pasteboard {
-            await close(pasteboard.file, after: pasteboardTraffic.worker, on: pasteboardTraffic.saver) { try pasteboard.close() }
+            await close(pasteboard.file, after: pasteboardService.worker, on: pasteboardService.saver) { try pasteboard.close() }
         }
     }
 
