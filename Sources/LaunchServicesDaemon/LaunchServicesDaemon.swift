@@ -253,7 +253,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         perform(machine.shutdown(now: now))
         flushPending()
         for connection in connections.connections { connection.channel.close(promise: nil) }
-        return supervisor.waitForAllToExit(grace: .nanoseconds(Int64(configuration.shutdownGrace.nanoseconds)))
+        return supervisor.waitForAllToExit(grace: TimeAmount(configuration.shutdownGrace))
     }
 
     // MARK: Events in, actions out
@@ -313,11 +313,4 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 public struct DaemonError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
-}
-
-extension Duration {
-    var nanoseconds: UInt64 {
-        let (s, atto) = components
-        return UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, atto)) / 1_000_000_000
-    }
 }
