@@ -140,7 +140,7 @@ final class ActionExecutor {
                 supervisor.signal(app, SIGKILL)
             case .armGrace(let app, let token, let after):
                 graceTasks[app]?.cancel()
-                graceTasks[app] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+                graceTasks[app] = loop.assumeIsolated().scheduleTask(in: TimeAmount(after)) { [self] in
                     graceTasks[app] = nil
                     report(.graceExpired(app: app, token: token))
                 }
@@ -158,7 +158,7 @@ final class ActionExecutor {
                 supervisor.signal(app, SIGTERM)
             case .armQuitStep(let app, let token, let after):
                 quitTasks[app]?.cancel()
-                quitTasks[app] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+                quitTasks[app] = loop.assumeIsolated().scheduleTask(in: TimeAmount(after)) { [self] in
                     quitTasks[app] = nil
                     report(.quitStepExpired(app: app, token: token))
                 }
@@ -178,7 +178,7 @@ final class ActionExecutor {
         }
         tokens.append(token)
         deadlineTokens[app] = tokens
-        deadlineTasks[token] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+        deadlineTasks[token] = loop.assumeIsolated().scheduleTask(in: TimeAmount(after)) { [self] in
             deadlineTasks[token] = nil
             deadlineTokens[app]?.removeAll { $0 == token }
             if deadlineTokens[app]?.isEmpty == true { deadlineTokens[app] = nil }

@@ -58,7 +58,7 @@ extension LaunchServicesDaemon: ConnectionEvents {
             connection.peerPID = peer.pid
             connection.holder = holder
             connection.descendsFromApp = origin != .user
-            connection.helloDeadline = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(limits.firstMessageTimeout.nanoseconds))) { [self] in
+            connection.helloDeadline = loop.assumeIsolated().scheduleTask(in: TimeAmount(limits.firstMessageTimeout)) { [self] in
                 guard !connection.greeted, !connection.closing else { return }
                 limitReached(.firstMessage, "pid \(peer.pid) said nothing for \(limits.firstMessageTimeout)")
                 connection.closing = true

@@ -259,7 +259,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// Closes one database on `queue` once `first` and then the loop have done what they
     /// had, within `databaseCloseTimeout`; says by name when it could not.
     private func close(_ file: String, after first: DispatchQueue, on queue: DispatchQueue, _ closing: @escaping @Sendable () throws -> Void) async {
-        let deadline = DispatchTime.now() + .nanoseconds(Int(databaseCloseTimeout.nanoseconds))
+        let deadline = DispatchTime.now() + .nanoseconds(Int(TimeAmount(databaseCloseTimeout).nanoseconds))
         var busy = first
         var result: Result<Void, Error>?
         if await Self.run(on: first, until: deadline, {}) != nil {
@@ -310,7 +310,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         perform(machine.shutdown(now: now))
         flushPending()
         for connection in connections.connections { connection.channel.close(promise: nil) }
-        return supervisor.waitForAllToExit(grace: .nanoseconds(Int64(configuration.shutdownGrace.nanoseconds)))
+        return supervisor.waitForAllToExit(grace: TimeAmount(configuration.shutdownGrace))
     }
 
     // MARK: Events in, actions out
@@ -373,11 +373,4 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 public struct DaemonError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
-}
-
-extension Duration {
-    var nanoseconds: UInt64 {
-        let (s, atto) = components
-        return UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, atto)) / 1_000_000_000
-    }
 }

@@ -24,7 +24,7 @@ final class ServiceManagerStatus {
         lastStatus = status()
         Self.notify("READY=1\nSTATUS=\(lastStatus)")
         let reporter = NIOLoopBound((self, status), eventLoop: loop)
-        task = loop.scheduleRepeatedTask(initialDelay: .zero, delay: .nanoseconds(Int64(interval.nanoseconds))) { _ in
+        task = loop.scheduleRepeatedTask(initialDelay: .zero, delay: TimeAmount(interval)) { _ in
             let (this, status) = reporter.value
             var assignments: [String] = []
             if watchdog != nil { assignments.append("WATCHDOG=1") }
