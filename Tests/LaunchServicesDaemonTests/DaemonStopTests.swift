@@ -11,18 +11,6 @@ import Testing
 /// has saved, and within a bound when a queue does not answer.
 @Suite("Daemon stop: the state databases")
 struct DaemonStopTests {
-    /// Keeps log lines in memory.
-    struct Recorder: LogHandler {
-        let lines: NIOLockedValueBox<[String]>
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) { lines.withLockedValue { $0.append("\(event.level): \(event.message)") } }
-    }
-
     /// A loaded daemon on its own loop, with an empty apps folder and a state folder in
     /// `folder`; `body` runs with it, then the loop is shut down.
     static func withDaemon(_ body: (LaunchServicesDaemon, NIOLockedValueBox<[String]>) async throws -> Void) async throws {
@@ -34,7 +22,7 @@ struct DaemonStopTests {
         var configuration = DaemonConfiguration(appsFolders: [folder.path + "/apps"])
         configuration.watchAppsFolders = false
         let daemon = LaunchServicesDaemon(configuration: configuration, socketPath: folder.path + "/socket", stateFolder: folder.path + "/state",
-                                          loop: group.next(), logger: Logger(label: "stop-tests") { _ in Recorder(lines: lines) })
+                                          loop: group.next(), logger: Logger(label: "stop-tests") { _ in RecordingLogHandler(lines: lines, logLevel: .info) })
         try await daemon.loadRegistry()
         do {
             try await body(daemon, lines)

@@ -2,17 +2,22 @@ import Logging
 import NIOConcurrencyHelpers
 
 /// Keeps the daemon's log lines in memory, so a test can assert what was logged.
-struct RecordingLogHandler: LogHandler {
-    let lines: NIOLockedValueBox<[String]>
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .debug
+public struct RecordingLogHandler: LogHandler {
+    public let lines: NIOLockedValueBox<[String]>
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    public init(lines: NIOLockedValueBox<[String]>, logLevel: Logger.Level = .debug) {
+        self.lines = lines
+        self.logLevel = logLevel
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    public func log(event: LogEvent) {
         lines.withLockedValue { $0.append("\(event.level): \(event.message)") }
     }
 }
