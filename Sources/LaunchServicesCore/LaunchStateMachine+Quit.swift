@@ -32,8 +32,7 @@ extension LaunchStateMachine {
         }
         record.graceToken = 0
         record.quitting = .closed
-        record.quitToken = nextToken
-        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+        record.quitToken = takeToken()
         apps[app] = record
         actions.append(.closeConnection(app: app))
         actions.append(.armQuitStep(app: app, token: record.quitToken, after: grace))
@@ -46,8 +45,7 @@ extension LaunchStateMachine {
         switch step {
         case .closed:
             record.quitting = .asked
-            record.quitToken = nextToken
-            nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+            record.quitToken = takeToken()
             apps[app] = record
             return [.askToExit(app: app, pid: pid), .armQuitStep(app: app, token: record.quitToken, after: grace)]
         case .asked:

@@ -62,9 +62,7 @@ extension LaunchStateMachine {
 
     mutating func enter(_ phase: LaunchPhase, _ tx: inout Transaction, app: String, now: UInt64, arm: Bool = true, into actions: inout [Action]) {
         tx.phase = phase
-        tx.phaseToken = nextToken
-        // Tokens travel as 32-bit request ids: wrap within 1...UInt32.max, never 0.
-        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+        tx.phaseToken = takeToken()
         tx.phaseStarted = now
         if arm { actions.append(.armDeadline(app: app, phase: phase, token: tx.phaseToken, after: deadlines[phase])) }
     }
@@ -100,8 +98,7 @@ extension LaunchStateMachine {
     /// Starts the background grace of `app` (when suspension is configured).
     mutating func armGrace(_ app: String, into actions: inout [Action]) {
         guard let after = background.suspendAfter, var record = apps[app] else { return }
-        record.graceToken = nextToken
-        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+        record.graceToken = takeToken()
         apps[app] = record
         actions.append(.armGrace(app: app, token: record.graceToken, after: after))
     }

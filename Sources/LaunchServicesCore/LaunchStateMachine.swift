@@ -66,12 +66,21 @@ public struct LaunchStateMachine: Sendable {
     /// The daemon is stopping: no open is started, nothing is suspended, a lost connection
     /// is not a reason to kill (the apps are on their way out).
     public private(set) var stopping = false
+    /// The token the next phase, grace or quit step gets (`takeToken`).
     var nextToken: UInt64 = 1
 
     public init(deadlines: PhaseDeadlines = PhaseDeadlines(), background: BackgroundPolicy = BackgroundPolicy(), maximumOpensInFlight: Int = 1) {
         self.deadlines = deadlines
         self.background = background
         self.maximumOpensInFlight = max(1, maximumOpensInFlight)
+    }
+
+    /// A fresh token for a phase, a grace timer or a quit step: one counter for all three, so
+    /// a token names one thing. Tokens travel as 32-bit request ids: they wrap within
+    /// 1...UInt32.max, never 0 (0 means "none").
+    mutating func takeToken() -> UInt64 {
+        defer { nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1 }
+        return nextToken
     }
 
     public func state(of app: String) -> AppState { apps[app]?.state ?? .notRunning }
@@ -300,14 +309,21 @@ public struct LaunchStateMachine: Sendable {
     /// The caller of these requests went away (its connection closed): opens of theirs that
     /// still wait in a queue are dropped, so a departed flooder's backlog does not run and
     /// delay everyone else. An open already in progress finishes; its answer is discarded.
-    public mutating func withdraw(_ tokens: Set<UInt64>) {
-        guard !tokens.isEmpty else { return }
+    ///
+    /// It returns the actions it causes, like every event: none, since a caller that left
+    /// is answered by nobody and a queued open holds back no other (the window and the
+    /// launch are unchanged). The daemon performs them all the same, so an event added here
+    /// later cannot be dropped silently.
+    @discardableResult
+    public mutating func withdraw(_ tokens: Set<UInt64>) -> [Action] {
+        guard !tokens.isEmpty else { return [] }
         for app in apps.keys {
             apps[app]?.queue.remove(tokens: tokens)
         }
         for (app, record) in apps where record.state == .notRunning && record.inFlight.isEmpty && record.queue.isEmpty {
             apps[app] = nil
         }
+        return []
     }
 
     /// The background grace armed under `token` ran out: the app is suspended, unless it

@@ -60,7 +60,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     var reservations: [String: CallbackReservation] = [:]
     /// canOpenURL denials already logged (app and scheme), so each is logged once.
     var deniedQueries: Set<String> = []
-    var shuttingDown = false
     /// `lsctl quit` callers, answered when the app has exited.
     var quitWaiters: [String: [QuitWaiter]] = [:]
     private var serverChannel: Channel?
@@ -245,7 +244,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         supervisor.beginStopping()
         registryService.stop()
         keptDatabaseWatch?.cancel()
-        shuttingDown = true
         serverChannel?.close(promise: nil)
         // The machine answers every waiting caller and resumes suspended apps (they must
         // run to notice their connection closing and exit).

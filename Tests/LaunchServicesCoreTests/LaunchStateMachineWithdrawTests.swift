@@ -31,4 +31,16 @@ extension LaunchStateMachineEventTests {
         #expect(m.apps["a"] == nil)
     }
 
+    @Test("withdraw returns its actions like every event: none, whether it drops queued opens, finds only an open in progress, or knows no token")
+    func withdrawActions() {
+        var m = machine()
+        coldOpen(&m, app: "a", token: 100, pid: 42)
+        _ = m.open(request(101), app: "a", now: 1_000)
+        #expect(m.open(request(102), app: "a", now: 1_001).isEmpty)
+        #expect(m.withdraw([102]) == [], "a dropped queued open is answered by nobody and holds back no other")
+        #expect(m.withdraw([101]) == [], "the open in progress finishes in its own time")
+        #expect(m.withdraw([999]) == [])
+        #expect(m.withdraw([]) == [])
+        #expect(m.waitingRequests == [101])
+    }
 }
