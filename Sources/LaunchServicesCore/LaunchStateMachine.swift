@@ -245,6 +245,8 @@ public struct LaunchStateMachine: Sendable {
     public mutating func exited(app: String, status: ExitStatus, now: UInt64) -> [Action] {
         guard var record = apps[app] else { return [] }
         var actions: [Action] = []
+        // Asked to quit: whoever asked hears how far the quit had to go, before anything else.
+        if let step = record.quitting { actions.append(.quitEnded(app: app, step: step, status: status)) }
         // Every open sent to it and not yet answered: each hears the crash, oldest first.
         for var tx in record.inFlight {
             close(&tx, now: now)

@@ -60,8 +60,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     var reservations: [String: CallbackReservation] = [:]
     /// canOpenURL denials already logged (app and scheme), so each is logged once.
     var deniedQueries: Set<String> = []
-    /// `lsctl quit` callers, answered when the app has exited.
-    var quitWaiters: [String: [QuitWaiter]] = [:]
     private var serverChannel: Channel?
 
     public convenience init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String? = nil, activatedSocket: Int32? = nil, loop: EventLoop, logger: Logger) {
@@ -290,7 +288,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         executor.forget(app)
         if let connection = connections.detach(app) { connection.channel.close(promise: nil) }
         logger.info("\(app) \(status)", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])
-        answerQuitWaiters(app, step: machine.apps[app]?.quitting, status: status)
         perform(machine.exited(app: app, status: status, now: now))
         flushPending()
     }
