@@ -43,7 +43,7 @@ extension LaunchStateMachine {
         }
         record.queue = FairOpenQueue()
         for i in record.inFlight.indices where !record.inFlight[i].replied {
-            record.inFlight[i].replied = true
+            record.inFlight[i].standing = .answered
             let tx = record.inFlight[i]
             actions.append(Self.reply(tx, .failure(OpenError(.unavailable, phase: tx.phase, "\(app) was asked to quit during \(tx.phase.rawValue)"), app: app, launched: tx.cold, timings: tx.timings)))
         }

@@ -26,7 +26,7 @@ extension LaunchStateMachine {
             record.state = .background
         }
         if record.state == .notRunning {
-            var tx = Transaction(request: request, phase: .launch, phaseToken: 0, phaseStarted: now, cold: true, launchState: launchState)
+            var tx = Transaction(request: request, phase: .launch, phaseToken: 0, phaseStarted: now, launchState: launchState)
             record.state = .launching
             record.inFlight = [tx]
             apps[app] = record
@@ -35,7 +35,7 @@ extension LaunchStateMachine {
             apps[app]?.inFlight[0] = tx
             enforceLiveLimit(into: &actions)
         } else {
-            var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, cold: false, launchState: launchState)
+            var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, launchState: launchState)
             // The app has one deadline timer, for its oldest open. An open joining others in
             // the window is not timed yet: the app handles frames one at a time, in order, so
             // it starts on this one only once it has answered those before it.

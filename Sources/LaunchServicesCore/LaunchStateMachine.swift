@@ -40,17 +40,33 @@ public struct LaunchStateMachine: Sendable {
         var phase: LaunchPhase
         var phaseToken: UInt64
         var phaseStarted: UInt64
-        var cold: Bool
         /// Where the open found the app; every answer carries it.
         var launchState: LaunchState = .cold
         var timings: [PhaseTiming] = []
-        /// The caller has been answered (veto or timeout); what remains finishes the launch.
-        var replied = false
-        /// Set when a launch method said NO: the app still finishes launching, no URL is delivered.
-        var vetoed = false
-        /// The launch watchdog fired and the app is being killed: the transaction waits only
-        /// for the exit, and every late check-in, answer or timer is ignored.
-        var terminating = false
+        /// Where the transaction stands with its caller: one value, not three flags that
+        /// could disagree.
+        var standing: Standing = .awaited
+
+        /// Each standing after `awaited` means the caller has been answered.
+        enum Standing: Sendable, Equatable {
+            /// The caller waits for the answer.
+            case awaited
+            /// The caller was answered early (quit, shutdown); what remains finishes the launch.
+            case answered
+            /// A launch method said NO (its caller heard so, unless answered already): the app
+            /// still finishes launching, no URL is delivered.
+            case vetoed
+            /// The watchdog fired and the app is being killed: the transaction waits only for
+            /// the exit, and every late check-in, answer or timer is ignored.
+            case terminating
+        }
+
+        /// Launched for this open: what "cold" means (`launchState`), so it is stored once.
+        var cold: Bool { launchState == .cold }
+        /// The caller has been answered (veto, timeout, quit, shutdown).
+        var replied: Bool { standing != .awaited }
+        var vetoed: Bool { standing == .vetoed }
+        var terminating: Bool { standing == .terminating }
 
         /// Whether an event carrying `token` belongs to the phase now running.
         func isCurrent(_ token: UInt64) -> Bool { !terminating && token != 0 && token == phaseToken }
@@ -189,9 +205,9 @@ public struct LaunchStateMachine: Sendable {
             return []
         case .willFinishLaunching, .didFinishLaunching:
             if !accepted && !tx.vetoed {
-                tx.vetoed = true
-                if !tx.replied {
-                    tx.replied = true
+                let answered = tx.replied
+                tx.standing = .vetoed
+                if !answered {
                     actions.append(Self.reply(tx, .failure(
                         OpenError(.vetoed, phase: tx.phase, "\(app) refused to open \(tx.request.url): \(tx.phase.rawValue) returned NO"),
                         app: app, launched: tx.cold, timings: tx.timings)))
@@ -286,13 +302,12 @@ public struct LaunchStateMachine: Sendable {
             var tx = record.inFlight[i]
             close(&tx, now: now)
             if !tx.replied {
-                tx.replied = true
                 let why = i == index
                     ? "\(app) did not finish \(phase.rawValue) within \(limit); it was terminated"
                     : "\(app) was terminated before it answered this open: it did not finish \(phase.rawValue) of another open within \(limit)"
                 actions.append(Self.reply(tx, .failure(OpenError(.timeout, phase: tx.phase, why), app: app, launched: tx.cold, timings: tx.timings)))
             }
-            tx.terminating = true
+            tx.standing = .terminating
             record.inFlight[i] = tx
         }
         apps[app] = record
@@ -370,7 +385,7 @@ public struct LaunchStateMachine: Sendable {
         for app in apps.keys.sorted() {
             guard var record = apps[app] else { continue }
             record.queue = FairOpenQueue()
-            for i in record.inFlight.indices { record.inFlight[i].replied = true }
+            for i in record.inFlight.indices where record.inFlight[i].standing == .awaited { record.inFlight[i].standing = .answered }
             record.graceToken = 0
             if record.state == .suspended, let pid = record.pid {
                 record.state = .background
