@@ -51,7 +51,7 @@ extension LaunchStateMachine {
             // A stopped process could not notice its connection closing.
             actions.append(.resume(app: app, pid: pid))
         }
-        record.graceToken = 0
+        record.stopGrace()
         record.quitting = .closed
         record.quitToken = takeToken()
         apps[app] = record

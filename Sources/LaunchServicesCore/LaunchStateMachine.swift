@@ -14,8 +14,10 @@
 public struct LaunchStateMachine: Sendable {
     /// Everything known about one app.
     public struct AppRecord: Sendable, Equatable {
-        public internal(set) var state: AppState = .notRunning
-        public internal(set) var pid: Int32?
+        /// Where the app is in its life, with the data of that stage.
+        public internal(set) var lifecycle: Lifecycle = .notRunning
+        public var state: AppState { lifecycle.state }
+        public var pid: Int32? { lifecycle.pid }
         /// The transactions sent to the app and not yet over, oldest first: one in a launch
         /// phase, or up to `maximumOpensInFlight` deliveries.
         var inFlight: [Transaction] = []
@@ -27,7 +29,14 @@ public struct LaunchStateMachine: Sendable {
         /// When the app last came to the front or began an open: the LRU order of eviction.
         public internal(set) var lastUsed: UInt64 = 0
         /// The running grace timer's token (0: none); a timer with another token is stale.
-        var graceToken: UInt64 = 0
+        var graceToken: UInt64 {
+            if case .background(_, let grace) = lifecycle { grace } else { 0 }
+        }
+
+        /// Stops the background grace, if one runs: its timer is stale from now on.
+        mutating func stopGrace() {
+            if case .background(let pid, _) = lifecycle { lifecycle = .background(pid: pid, grace: 0) }
+        }
         /// Terminated to make room: no longer counted as alive, its exit is awaited.
         public internal(set) var evicted = false
         /// Asked to quit (`lsctl quit`): which step it is at, and the step timer's token.
@@ -145,7 +154,7 @@ public struct LaunchStateMachine: Sendable {
     /// already armed); it returns actions like every event, so the daemon treats all alike.
     @discardableResult
     public mutating func spawned(app: String, pid: Int32) -> [Action] {
-        apps[app]?.pid = pid
+        apps[app]?.lifecycle.pid = pid
         return []
     }
 
@@ -154,8 +163,7 @@ public struct LaunchStateMachine: Sendable {
     public mutating func attached(app: String, pid: Int32, now: UInt64) -> [Action] {
         var record = apps[app, default: AppRecord()]
         guard record.state == .notRunning else { return [] }
-        record.state = .background
-        record.pid = pid
+        record.lifecycle = .background(pid: pid, grace: 0)
         record.lastUsed = now
         apps[app] = record
         var actions: [Action] = []
@@ -174,8 +182,7 @@ public struct LaunchStateMachine: Sendable {
                 OpenError(.launchFailed, phase: .launch, "could not launch \(app): \(reason)"),
                 app: app, launched: tx.cold, timings: tx.timings)))
         }
-        record.state = .notRunning
-        record.pid = nil
+        record.lifecycle = .notRunning
         record.inFlight = []
         apps[app] = record
         startNext(app: app, now: now, into: &actions)
@@ -223,7 +230,7 @@ public struct LaunchStateMachine: Sendable {
             // Launched: the app becomes active and frontmost (or, opened in the background,
             // stays there and the frontmost app keeps the front), then receives the URL
             // unless vetoed.
-            if tx.request.background { record.state = .background }
+            if tx.request.background { record.lifecycle = .background(pid: record.pid, grace: 0) }
             record.inFlight[index] = tx
             apps[app] = record
             if !tx.request.background { bringToFront(app, into: &actions) }
@@ -272,10 +279,8 @@ public struct LaunchStateMachine: Sendable {
                     app: app, launched: tx.cold, timings: tx.timings)))
             }
         }
-        record.state = .notRunning
-        record.pid = nil
+        record.lifecycle = .notRunning
         record.inFlight = []
-        record.graceToken = 0
         record.evicted = false
         record.quitting = nil
         record.quitToken = 0
@@ -315,7 +320,7 @@ public struct LaunchStateMachine: Sendable {
             actions.append(.terminate(app: app, pid: pid, reason: .missedDeadline(phase)))
         } else {
             // Never spawned (the spawn is still being set up): nothing to wait for.
-            record.state = .notRunning
+            record.lifecycle = .notRunning
             record.inFlight = []
             apps[app] = record
             startNext(app: app, now: now, into: &actions)
@@ -348,13 +353,13 @@ public struct LaunchStateMachine: Sendable {
     public mutating func graceExpired(app: String, token: UInt64, now: UInt64) -> [Action] {
         guard var record = apps[app], token != 0, record.graceToken == token, record.state == .background, let pid = record.pid, !record.evicted else { return [] }
         var actions: [Action] = []
-        record.graceToken = 0
+        record.stopGrace()
         apps[app] = record
         if !record.inFlight.isEmpty {
             armGrace(app, into: &actions)
             return actions
         }
-        record.state = .suspended
+        record.lifecycle = .suspended(pid: pid)
         apps[app] = record
         actions.append(.suspend(app: app, pid: pid))
         enforceLiveLimit(into: &actions)
@@ -386,9 +391,9 @@ public struct LaunchStateMachine: Sendable {
             guard var record = apps[app] else { continue }
             record.queue = FairOpenQueue()
             for i in record.inFlight.indices where record.inFlight[i].standing == .awaited { record.inFlight[i].standing = .answered }
-            record.graceToken = 0
+            record.stopGrace()
             if record.state == .suspended, let pid = record.pid {
-                record.state = .background
+                record.lifecycle = .background(pid: pid, grace: 0)
                 actions.append(.resume(app: app, pid: pid))
             }
             apps[app] = record
