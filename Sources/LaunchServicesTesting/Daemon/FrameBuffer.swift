@@ -11,11 +11,10 @@ struct FrameBuffer {
 
     /// The next whole envelope, if one has arrived.
     mutating func next() -> Envelope? {
-        guard bytes.count >= Frame.headerLength else { return nil }
-        let length = bytes.prefix(4).reduce(0) { $0 << 8 | Int($1) }
-        guard bytes.count >= Frame.headerLength + length else { return nil }
-        let body = Array(bytes[Frame.headerLength..<(Frame.headerLength + length)])
-        bytes.removeFirst(Frame.headerLength + length)
+        // No limit of its own: the daemon's output is what is under test.
+        guard let range = bytes.withUnsafeBytes({ try? Frame.nextBody($0, limit: .max) }) else { return nil }
+        let body = Array(bytes[range])
+        bytes.removeFirst(range.upperBound)
         return try? Envelope.decode(body)
     }
 }
