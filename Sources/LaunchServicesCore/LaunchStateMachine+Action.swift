@@ -28,6 +28,9 @@ extension LaunchStateMachine {
         case askToExit(app: String, pid: Int32)
         /// Call `quitStepExpired(app:token:)` after `after`, unless the app exited first.
         case armQuitStep(app: String, token: UInt64, after: Duration)
+        /// An app asked to quit has exited with `status`: answer those who asked, saying how
+        /// far the quit went (`closed`: it exited by itself; `asked`: after SIGTERM; `killed`: SIGKILL).
+        case quitEnded(app: String, step: QuitStep, status: ExitStatus)
     }
 
 

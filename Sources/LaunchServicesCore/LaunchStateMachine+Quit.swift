@@ -12,17 +12,38 @@ extension LaunchStateMachine {
         case killed
     }
 
-    /// The user asked `app` to quit; `grace` is how long each step waits. Nothing happens for
-    /// an app that is not running or already quitting (the daemon answers that itself).
+    /// What the machine answers a caller who asks `app` to quit, before anything is done:
+    /// the daemon replies from it and never reads the app's state itself.
+    public enum QuitAnswer: Sendable, Equatable {
+        /// Not running, or launching but not spawned yet: there is no process to end.
+        case notRunning
+        /// Running as `pid`: `quit` begins ending it; the caller waits for its exit.
+        case quits(pid: Int32)
+        /// An earlier quit is already ending `pid`: `quit` changes nothing, and the caller
+        /// waits for the same exit.
+        case alreadyQuitting(pid: Int32)
+        /// The daemon is stopping: every app is ending with it, none is quit on its own.
+        case stopping
+    }
+
+    /// The answer to a request to quit `app` (see `QuitAnswer`); `quit` acts only on `quits`.
+    public func quitAnswer(for app: String) -> QuitAnswer {
+        guard let record = apps[app], record.state != .notRunning, let pid = record.pid else { return .notRunning }
+        if stopping { return .stopping }
+        return record.quitting == nil ? .quits(pid: pid) : .alreadyQuitting(pid: pid)
+    }
+
+    /// The user asked `app` to quit; `grace` is how long each step waits. Nothing happens
+    /// unless `quitAnswer(for:)` is `quits` (not running, already quitting, or stopping).
     public mutating func quit(app: String, grace: Duration, now: UInt64) -> [Action] {
-        guard !stopping, var record = apps[app], record.state != .notRunning, record.quitting == nil, let pid = record.pid else { return [] }
+        guard case .quits(let pid) = quitAnswer(for: app), var record = apps[app] else { return [] }
         var actions: [Action] = []
         for token in record.queue.tokens {
             actions.append(.reply(requestToken: token, .failure(OpenError(.unavailable, "\(app) was asked to quit before this open began"), app: app)))
         }
         record.queue = FairOpenQueue()
         for i in record.inFlight.indices where !record.inFlight[i].replied {
-            record.inFlight[i].replied = true
+            record.inFlight[i].standing = .answered
             let tx = record.inFlight[i]
             actions.append(Self.reply(tx, .failure(OpenError(.unavailable, phase: tx.phase, "\(app) was asked to quit during \(tx.phase.rawValue)"), app: app, launched: tx.cold, timings: tx.timings)))
         }
@@ -30,10 +51,9 @@ extension LaunchStateMachine {
             // A stopped process could not notice its connection closing.
             actions.append(.resume(app: app, pid: pid))
         }
-        record.graceToken = 0
+        record.stopGrace()
         record.quitting = .closed
-        record.quitToken = nextToken
-        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+        record.quitToken = takeToken()
         apps[app] = record
         actions.append(.closeConnection(app: app))
         actions.append(.armQuitStep(app: app, token: record.quitToken, after: grace))
@@ -46,8 +66,7 @@ extension LaunchStateMachine {
         switch step {
         case .closed:
             record.quitting = .asked
-            record.quitToken = nextToken
-            nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+            record.quitToken = takeToken()
             apps[app] = record
             return [.askToExit(app: app, pid: pid), .armQuitStep(app: app, token: record.quitToken, after: grace)]
         case .asked:

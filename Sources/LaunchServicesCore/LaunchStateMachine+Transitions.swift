@@ -13,7 +13,7 @@ extension LaunchStateMachine {
     mutating func begin(_ request: OpenRequest, app: String, now: UInt64, into actions: inout [Action]) {
         var record = apps[app, default: AppRecord()]
         record.lastUsed = now
-        record.graceToken = 0
+        record.stopGrace()
         let launchState: LaunchState = switch record.state {
         case .notRunning: .cold
         case .suspended: .resumed
@@ -23,11 +23,11 @@ extension LaunchStateMachine {
         if record.state == .suspended, let pid = record.pid {
             actions.append(.resume(app: app, pid: pid))
             // Running again; a background open leaves it in the background.
-            record.state = .background
+            record.lifecycle = .background(pid: pid, grace: 0)
         }
         if record.state == .notRunning {
-            var tx = Transaction(request: request, phase: .launch, phaseToken: 0, phaseStarted: now, cold: true, launchState: launchState)
-            record.state = .launching
+            var tx = Transaction(request: request, phase: .launch, phaseToken: 0, phaseStarted: now, launchState: launchState)
+            record.lifecycle = .launching(pid: record.pid)
             record.inFlight = [tx]
             apps[app] = record
             actions.append(.spawn(app: app))
@@ -35,7 +35,7 @@ extension LaunchStateMachine {
             apps[app]?.inFlight[0] = tx
             enforceLiveLimit(into: &actions)
         } else {
-            var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, cold: false, launchState: launchState)
+            var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, launchState: launchState)
             // The app has one deadline timer, for its oldest open. An open joining others in
             // the window is not timed yet: the app handles frames one at a time, in order, so
             // it starts on this one only once it has answered those before it.
@@ -62,9 +62,7 @@ extension LaunchStateMachine {
 
     mutating func enter(_ phase: LaunchPhase, _ tx: inout Transaction, app: String, now: UInt64, arm: Bool = true, into actions: inout [Action]) {
         tx.phase = phase
-        tx.phaseToken = nextToken
-        // Tokens travel as 32-bit request ids: wrap within 1...UInt32.max, never 0.
-        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+        tx.phaseToken = takeToken()
         tx.phaseStarted = now
         if arm { actions.append(.armDeadline(app: app, phase: phase, token: tx.phaseToken, after: deadlines[phase])) }
     }
@@ -81,7 +79,7 @@ extension LaunchStateMachine {
         if let previous = frontmost, previous != app, var other = apps[previous], other.state == .active || other.state == .inactive {
             actions.append(.notify(app: previous, .willResignActive))
             actions.append(.notify(app: previous, .didEnterBackground))
-            other.state = .background
+            other.lifecycle = .background(pid: other.pid, grace: 0)
             apps[previous] = other
             armGrace(previous, into: &actions)
         }
@@ -92,7 +90,7 @@ extension LaunchStateMachine {
         if record.state != .active {
             actions.append(.notify(app: app, .didBecomeActive))
         }
-        record.state = .active
+        record.lifecycle = .active(pid: record.pid)
         apps[app] = record
         frontmost = app
     }
@@ -100,10 +98,10 @@ extension LaunchStateMachine {
     /// Starts the background grace of `app` (when suspension is configured).
     mutating func armGrace(_ app: String, into actions: inout [Action]) {
         guard let after = background.suspendAfter, var record = apps[app] else { return }
-        record.graceToken = nextToken
-        nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1
+        let token = takeToken()
+        if case .background(let pid, _) = record.lifecycle { record.lifecycle = .background(pid: pid, grace: token) }
         apps[app] = record
-        actions.append(.armGrace(app: app, token: record.graceToken, after: after))
+        actions.append(.armGrace(app: app, token: token, after: after))
     }
 
     /// While more apps are alive than the limit, terminates the least recently used

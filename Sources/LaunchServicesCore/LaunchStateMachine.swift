@@ -12,50 +12,6 @@
 /// deadline runs from when the app can start on it (its delivery, or the answer to the open
 /// before it), so it measures the app, not the opens queued in front of it.
 public struct LaunchStateMachine: Sendable {
-    /// Everything known about one app.
-    public struct AppRecord: Sendable, Equatable {
-        public internal(set) var state: AppState = .notRunning
-        public internal(set) var pid: Int32?
-        /// The transactions sent to the app and not yet over, oldest first: one in a launch
-        /// phase, or up to `maximumOpensInFlight` deliveries.
-        var inFlight: [Transaction] = []
-        var queue = FairOpenQueue()
-        public var pendingOpens: Int { queue.count + inFlight.count }
-        /// Opens sent to the app and not yet answered by it (or cut short).
-        public var opensInFlight: Int { inFlight.count }
-        public var currentPhase: LaunchPhase? { inFlight.first?.phase }
-        /// When the app last came to the front or began an open: the LRU order of eviction.
-        public internal(set) var lastUsed: UInt64 = 0
-        /// The running grace timer's token (0: none); a timer with another token is stale.
-        var graceToken: UInt64 = 0
-        /// Terminated to make room: no longer counted as alive, its exit is awaited.
-        public internal(set) var evicted = false
-        /// Asked to quit (`lsctl quit`): which step it is at, and the step timer's token.
-        public internal(set) var quitting: QuitStep?
-        var quitToken: UInt64 = 0
-    }
-
-    struct Transaction: Sendable, Equatable {
-        var request: OpenRequest
-        var phase: LaunchPhase
-        var phaseToken: UInt64
-        var phaseStarted: UInt64
-        var cold: Bool
-        /// Where the open found the app; every answer carries it.
-        var launchState: LaunchState = .cold
-        var timings: [PhaseTiming] = []
-        /// The caller has been answered (veto or timeout); what remains finishes the launch.
-        var replied = false
-        /// Set when a launch method said NO: the app still finishes launching, no URL is delivered.
-        var vetoed = false
-        /// The launch watchdog fired and the app is being killed: the transaction waits only
-        /// for the exit, and every late check-in, answer or timer is ignored.
-        var terminating = false
-
-        /// Whether an event carrying `token` belongs to the phase now running.
-        func isCurrent(_ token: UInt64) -> Bool { !terminating && token != 0 && token == phaseToken }
-    }
-
     public let deadlines: PhaseDeadlines
     public let background: BackgroundPolicy
     /// Deliveries one launched app may have outstanding at once (at least 1). The machine's
@@ -66,12 +22,21 @@ public struct LaunchStateMachine: Sendable {
     /// The daemon is stopping: no open is started, nothing is suspended, a lost connection
     /// is not a reason to kill (the apps are on their way out).
     public private(set) var stopping = false
+    /// The token the next phase, grace or quit step gets (`takeToken`).
     var nextToken: UInt64 = 1
 
     public init(deadlines: PhaseDeadlines = PhaseDeadlines(), background: BackgroundPolicy = BackgroundPolicy(), maximumOpensInFlight: Int = 1) {
         self.deadlines = deadlines
         self.background = background
         self.maximumOpensInFlight = max(1, maximumOpensInFlight)
+    }
+
+    /// A fresh token for a phase, a grace timer or a quit step: one counter for all three, so
+    /// a token names one thing. Tokens travel as 32-bit request ids: they wrap within
+    /// 1...UInt32.max, never 0 (0 means "none").
+    mutating func takeToken() -> UInt64 {
+        defer { nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1 }
+        return nextToken
     }
 
     public func state(of app: String) -> AppState { apps[app]?.state ?? .notRunning }
@@ -120,7 +85,7 @@ public struct LaunchStateMachine: Sendable {
     /// already armed); it returns actions like every event, so the daemon treats all alike.
     @discardableResult
     public mutating func spawned(app: String, pid: Int32) -> [Action] {
-        apps[app]?.pid = pid
+        apps[app]?.lifecycle.pid = pid
         return []
     }
 
@@ -129,8 +94,7 @@ public struct LaunchStateMachine: Sendable {
     public mutating func attached(app: String, pid: Int32, now: UInt64) -> [Action] {
         var record = apps[app, default: AppRecord()]
         guard record.state == .notRunning else { return [] }
-        record.state = .background
-        record.pid = pid
+        record.lifecycle = .background(pid: pid, grace: 0)
         record.lastUsed = now
         apps[app] = record
         var actions: [Action] = []
@@ -149,8 +113,7 @@ public struct LaunchStateMachine: Sendable {
                 OpenError(.launchFailed, phase: .launch, "could not launch \(app): \(reason)"),
                 app: app, launched: tx.cold, timings: tx.timings)))
         }
-        record.state = .notRunning
-        record.pid = nil
+        record.lifecycle = .notRunning
         record.inFlight = []
         apps[app] = record
         startNext(app: app, now: now, into: &actions)
@@ -180,9 +143,9 @@ public struct LaunchStateMachine: Sendable {
             return []
         case .willFinishLaunching, .didFinishLaunching:
             if !accepted && !tx.vetoed {
-                tx.vetoed = true
-                if !tx.replied {
-                    tx.replied = true
+                let answered = tx.replied
+                tx.standing = .vetoed
+                if !answered {
                     actions.append(Self.reply(tx, .failure(
                         OpenError(.vetoed, phase: tx.phase, "\(app) refused to open \(tx.request.url): \(tx.phase.rawValue) returned NO"),
                         app: app, launched: tx.cold, timings: tx.timings)))
@@ -198,7 +161,7 @@ public struct LaunchStateMachine: Sendable {
             // Launched: the app becomes active and frontmost (or, opened in the background,
             // stays there and the frontmost app keeps the front), then receives the URL
             // unless vetoed.
-            if tx.request.background { record.state = .background }
+            if tx.request.background { record.lifecycle = .background(pid: record.pid, grace: 0) }
             record.inFlight[index] = tx
             apps[app] = record
             if !tx.request.background { bringToFront(app, into: &actions) }
@@ -236,6 +199,8 @@ public struct LaunchStateMachine: Sendable {
     public mutating func exited(app: String, status: ExitStatus, now: UInt64) -> [Action] {
         guard var record = apps[app] else { return [] }
         var actions: [Action] = []
+        // Asked to quit: whoever asked hears how far the quit had to go, before anything else.
+        if let step = record.quitting { actions.append(.quitEnded(app: app, step: step, status: status)) }
         // Every open sent to it and not yet answered: each hears the crash, oldest first.
         for var tx in record.inFlight {
             close(&tx, now: now)
@@ -245,10 +210,8 @@ public struct LaunchStateMachine: Sendable {
                     app: app, launched: tx.cold, timings: tx.timings)))
             }
         }
-        record.state = .notRunning
-        record.pid = nil
+        record.lifecycle = .notRunning
         record.inFlight = []
-        record.graceToken = 0
         record.evicted = false
         record.quitting = nil
         record.quitToken = 0
@@ -275,13 +238,12 @@ public struct LaunchStateMachine: Sendable {
             var tx = record.inFlight[i]
             close(&tx, now: now)
             if !tx.replied {
-                tx.replied = true
                 let why = i == index
                     ? "\(app) did not finish \(phase.rawValue) within \(limit); it was terminated"
                     : "\(app) was terminated before it answered this open: it did not finish \(phase.rawValue) of another open within \(limit)"
                 actions.append(Self.reply(tx, .failure(OpenError(.timeout, phase: tx.phase, why), app: app, launched: tx.cold, timings: tx.timings)))
             }
-            tx.terminating = true
+            tx.standing = .terminating
             record.inFlight[i] = tx
         }
         apps[app] = record
@@ -289,7 +251,7 @@ public struct LaunchStateMachine: Sendable {
             actions.append(.terminate(app: app, pid: pid, reason: .missedDeadline(phase)))
         } else {
             // Never spawned (the spawn is still being set up): nothing to wait for.
-            record.state = .notRunning
+            record.lifecycle = .notRunning
             record.inFlight = []
             apps[app] = record
             startNext(app: app, now: now, into: &actions)
@@ -300,14 +262,21 @@ public struct LaunchStateMachine: Sendable {
     /// The caller of these requests went away (its connection closed): opens of theirs that
     /// still wait in a queue are dropped, so a departed flooder's backlog does not run and
     /// delay everyone else. An open already in progress finishes; its answer is discarded.
-    public mutating func withdraw(_ tokens: Set<UInt64>) {
-        guard !tokens.isEmpty else { return }
+    ///
+    /// It returns the actions it causes, like every event: none, since a caller that left
+    /// is answered by nobody and a queued open holds back no other (the window and the
+    /// launch are unchanged). The daemon performs them all the same, so an event added here
+    /// later cannot be dropped silently.
+    @discardableResult
+    public mutating func withdraw(_ tokens: Set<UInt64>) -> [Action] {
+        guard !tokens.isEmpty else { return [] }
         for app in apps.keys {
             apps[app]?.queue.remove(tokens: tokens)
         }
         for (app, record) in apps where record.state == .notRunning && record.inFlight.isEmpty && record.queue.isEmpty {
             apps[app] = nil
         }
+        return []
     }
 
     /// The background grace armed under `token` ran out: the app is suspended, unless it
@@ -315,13 +284,13 @@ public struct LaunchStateMachine: Sendable {
     public mutating func graceExpired(app: String, token: UInt64, now: UInt64) -> [Action] {
         guard var record = apps[app], token != 0, record.graceToken == token, record.state == .background, let pid = record.pid, !record.evicted else { return [] }
         var actions: [Action] = []
-        record.graceToken = 0
+        record.stopGrace()
         apps[app] = record
         if !record.inFlight.isEmpty {
             armGrace(app, into: &actions)
             return actions
         }
-        record.state = .suspended
+        record.lifecycle = .suspended(pid: pid)
         apps[app] = record
         actions.append(.suspend(app: app, pid: pid))
         enforceLiveLimit(into: &actions)
@@ -352,10 +321,10 @@ public struct LaunchStateMachine: Sendable {
         for app in apps.keys.sorted() {
             guard var record = apps[app] else { continue }
             record.queue = FairOpenQueue()
-            for i in record.inFlight.indices { record.inFlight[i].replied = true }
-            record.graceToken = 0
+            for i in record.inFlight.indices where record.inFlight[i].standing == .awaited { record.inFlight[i].standing = .answered }
+            record.stopGrace()
             if record.state == .suspended, let pid = record.pid {
-                record.state = .background
+                record.lifecycle = .background(pid: pid, grace: 0)
                 actions.append(.resume(app: app, pid: pid))
             }
             apps[app] = record

@@ -34,11 +34,11 @@ final class ActionExecutor {
         case closed(ClientConnection)
     }
 
-    private let loop: EventLoop
+    let loop: EventLoop
     private let logger: Logger
     private let configuration: DaemonConfiguration
     private let supervisor: ProcessSupervisor
-    private let connections: ConnectionTable
+    let connections: ConnectionTable
     /// Deadline timers by the phase token they guard, and each app's tokens (to drop the
     /// timers of phases that are over, and every timer of an app that exited).
     private var deadlineTasks: [UInt64: Scheduled<Void>] = [:]
@@ -54,6 +54,8 @@ final class ActionExecutor {
     var ledger = OpenLedger()
     /// The recent answers, for `lsctl history`.
     var history = OpenHistory()
+    /// `lsctl quit` callers by app, answered when the machine says the quit ended.
+    var quitWaiters: [String: [QuitWaiter]] = [:]
     /// Set by the coordinator: where feedback goes (to the machine, then back here). Called
     /// only between action lists, never while one is being carried out.
     var feedback: (Feedback) -> Void = { _ in }
@@ -162,6 +164,8 @@ final class ActionExecutor {
                     quitTasks[app] = nil
                     report(.quitStepExpired(app: app, token: token))
                 }
+            case .quitEnded(let app, let step, let status):
+                answerQuitWaiters(app, step: step, status: status)
             }
         }
     }

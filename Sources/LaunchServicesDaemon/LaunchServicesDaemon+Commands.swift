@@ -41,20 +41,25 @@ extension LaunchServicesDaemon {
         }
     }
 
-    /// `quit ID`: the machine ends the app step by step; the caller is answered when the
-    /// process has exited (`quitWaiters`, answered in `processExited`).
+    /// `quit ID`: the machine answers whether there is anything to quit and ends the app step
+    /// by step; the caller is answered when the machine says the quit ended (`quitEnded`).
     private func quit(_ app: String, id: UInt32, from connection: ClientConnection, _ reply: (Message) -> Void) {
-        guard registry.apps[app] != nil || machine.state(of: app) != .notRunning else {
+        let pid: Int32
+        switch machine.quitAnswer(for: app) {
+        case .notRunning where registry.apps[app] == nil:
             return reply(.failure(OpenError(.invalidRequest, "no app with bundle id '\(app)' is registered; see lsctl apps")))
-        }
-        guard machine.state(of: app) != .notRunning, let pid = machine.pid(of: app) else {
+        case .notRunning:
             return reply(.failure(OpenError(.invalidRequest, "\(app) is not running; see lsctl running")))
+        case .stopping:
+            return reply(.failure(OpenError(.unavailable, "launchservicesd is shutting down; \(app) ends with it")))
+        case .quits(let running), .alreadyQuitting(let running):
+            pid = running
         }
         let limit = configuration.connectionLimits.maximumPendingRequests
-        guard quitWaiters[app, default: []].count < limit else {
+        guard executor.quitWaiters[app, default: []].count < limit else {
             return reply(.failure(OpenError(.unavailable, "\(limit) callers already wait for \(app) to quit, the limit (connections.maximumPendingRequests); wait for their answers")))
         }
-        quitWaiters[app, default: []].append(QuitWaiter(connection: connection, id: id, pid: pid, started: now))
+        executor.quitWaiters[app, default: []].append(QuitWaiter(connection: connection, id: id, pid: pid, started: now))
         perform(machine.quit(app: app, grace: configuration.shutdownGrace, now: now))
         flushPending()
     }
@@ -137,7 +142,7 @@ extension LaunchServicesDaemon {
             // A running app is quit, as lsctl quit would (willTerminate, then SIGTERM and
             // SIGKILL after the grace): the daemon does not keep driving an app it no longer
             // knows, whose scheme now opens elsewhere and whose bundle may be deleted next.
-            if machine.state(of: id) != .notRunning, machine.apps[id]?.quitting == nil, let pid = machine.pid(of: id) {
+            if case .quits(let pid) = machine.quitAnswer(for: id) {
                 answer.quitting = pid
                 logger.notice("quitting \(id) (pid \(pid)): it was unregistered while running", metadata: ["bundle_id": "\(id)", "pid": "\(pid)"])
                 perform(machine.quit(app: id, grace: configuration.shutdownGrace, now: now))

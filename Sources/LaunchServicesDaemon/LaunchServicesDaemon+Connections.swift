@@ -98,7 +98,7 @@ extension LaunchServicesDaemon: ConnectionEvents {
     func forgetClosed(_ connection: ClientConnection) {
         // Opens still queued for this caller are dropped: nobody would read their answers.
         // Those an app already has end in their own time; `lsctl history` records both.
-        machine.withdraw(connection.waiting)
+        perform(machine.withdraw(connection.waiting))
         for entry in executor.ledger.callerLeft(connection.waiting, owed: machine.owed(among: connection.waiting)) {
             executor.history.recordWithdrawn(source: entry.source, scheme: entry.scheme, app: entry.app)
         }

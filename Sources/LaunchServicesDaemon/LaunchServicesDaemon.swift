@@ -60,9 +60,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     var reservations: [String: CallbackReservation] = [:]
     /// canOpenURL denials already logged (app and scheme), so each is logged once.
     var deniedQueries: Set<String> = []
-    var shuttingDown = false
-    /// `lsctl quit` callers, answered when the app has exited.
-    var quitWaiters: [String: [QuitWaiter]] = [:]
     private var serverChannel: Channel?
     /// How long a stop waits for the state databases' queues before it gives up closing
     /// them (`closeDatabases`).
@@ -302,7 +299,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         supervisor.beginStopping()
         registryService.stop()
         keptDatabaseWatch?.cancel()
-        shuttingDown = true
         serverChannel?.close(promise: nil)
         // The machine answers every waiting caller and resumes suspended apps (they must
         // run to notice their connection closing and exit).
@@ -352,7 +348,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         executor.forget(app)
         if let connection = connections.detach(app) { connection.channel.close(promise: nil) }
         logger.info("\(app) \(status)", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])
-        answerQuitWaiters(app, step: machine.apps[app]?.quitting, status: status)
         perform(machine.exited(app: app, status: status, now: now))
         flushPending()
     }

@@ -10,19 +10,20 @@ struct QuitWaiter {
     let started: UInt64
 }
 
-extension LaunchServicesDaemon {
-    /// The app has exited: tell whoever asked it to quit how it ended.
-    func answerQuitWaiters(_ app: String, step: LaunchStateMachine.QuitStep?, status: ExitStatus) {
+extension ActionExecutor {
+    /// The machine says the quit of `app` ended (`quitEnded`): tell whoever asked how.
+    func answerQuitWaiters(_ app: String, step: LaunchStateMachine.QuitStep, status: ExitStatus) {
         guard let waiters = quitWaiters.removeValue(forKey: app) else { return }
         let ended = switch step {
         case .killed: "killed"
         case .asked: "terminated"
-        default: "exited"
+        case .closed: "exited"
         }
+        let now = loop.now.uptimeNanoseconds
         for waiter in waiters {
             let report = QuitReport(quit: app, pid: waiter.pid, ended: ended, status: "\(status)",
                                     seconds: Double(now >= waiter.started ? now - waiter.started : 0) / 1e9)
-            send(Envelope(id: waiter.id, .queryResult(json: JSONDocument.encode(report))), to: waiter.connection)
+            connections.send(Envelope(id: waiter.id, .queryResult(json: JSONDocument.encode(report))), to: waiter.connection)
         }
     }
 }
