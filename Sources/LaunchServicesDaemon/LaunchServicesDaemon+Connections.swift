@@ -71,9 +71,6 @@ extension LaunchServicesDaemon: ConnectionEvents {
         return connection
     }
 
-    /// The table forgets the connection at once; what the machine and the ledger hold for
-    /// it goes through the executor (`forgetClosed`), after the action list being carried
-    /// out if an action closed it.
     /// Who a socket peer is: a process an app started speaks as that app (its pid, or its
     /// nearest app ancestor); one an app let go (adopted by the daemon) as an unknown app.
     /// The ancestry is read only once the daemon has started an app. Reading it opens /proc
@@ -86,6 +83,9 @@ extension LaunchServicesDaemon: ConnectionEvents {
         } outOfDescriptors: { $0 == .unknown }
     }
 
+    /// The table forgets the connection at once; what the machine and the ledger hold for
+    /// it goes through the executor (`forgetClosed`), after the action list being carried
+    /// out if an action closed it.
     func connectionClosed(_ connection: ClientConnection) {
         loop.assertInEventLoop()
         guard connections.remove(connection) else { return }
