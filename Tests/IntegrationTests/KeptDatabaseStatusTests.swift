@@ -32,7 +32,8 @@ struct KeptDatabaseStatusTests {
         #expect(again.first?["keptAs"] as? String == keptAs && again.first?["file"] as? String == path, "\(again)")
         let when = again.first?["time"] as? String ?? ""
         #expect(when.prefix(19) == time.prefix(19), "set aside at \(time), named at \(when)")
-        #expect((again.first?["lost"] as? String ?? "").contains(String(time.prefix(19))), "the log of that start says what was lost: \(again)")
+        let lost = again.first?["lost"] as? String ?? ""
+        #expect(lost.contains(String(time.prefix(19))), "the log of that start says what was lost: \(again)")
         let text = try h.lsctl("status").stdout
         #expect(text.contains(keptAs), "\(text)")
 
