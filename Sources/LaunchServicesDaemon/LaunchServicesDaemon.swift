@@ -55,7 +55,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// What the daemon cannot keep, as it stands (`lsctl status`): e.g. no persistent
     /// pasteboards because `pasteboard.sqlite` could not be opened.
     var storageProblems: [String] = []
-    let pasteboardTraffic = PasteboardTraffic()
+    let pasteboardTraffic: PasteboardTraffic
     /// Callback addresses reserved by callers that own no scheme (`lsopen --wait`), by token.
     var reservations: [String: CallbackReservation] = [:]
     /// canOpenURL denials already logged (app and scheme), so each is logged once.
@@ -79,9 +79,10 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// spawned as processes (the testing kit's launchers).
     var appLogsReport: String? { (launcher as? AppLauncher)?.output?.report }
 
-    /// A daemon whose apps are started by `launcher` (the testing kit passes one whose apps
-    /// live in memory).
-    package init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String?, activatedSocket: Int32?, launcher: any AppLaunching, loop: EventLoop, logger: Logger) {
+    /// A daemon whose apps are started by `launcher` and whose blocking work runs on
+    /// `workers` (the testing kit passes apps that live in memory, and workers on its loop).
+    package init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String?, activatedSocket: Int32?, launcher: any AppLaunching, loop: EventLoop, logger: Logger,
+                 workers: DaemonWorkers = .threads()) {
         self.configuration = configuration
         self.socketPath = socketPath
         self.stateFolder = stateFolder
@@ -91,7 +92,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         self.launcher = launcher
         started = loop.now
         machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background, maximumOpensInFlight: configuration.maximumOpensInFlightPerApp)
-        registryService = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders)
+        registryService = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders, files: workers.files)
+        pasteboardTraffic = PasteboardTraffic(workers: workers)
         connections = ConnectionTable(limits: configuration.connectionLimits, logger: logger, loop: loop)
         supervisor = ProcessSupervisor(loop: loop, launcher: launcher, logger: logger)
         executor = ActionExecutor(loop: loop, logger: logger, configuration: configuration, supervisor: supervisor, connections: connections)

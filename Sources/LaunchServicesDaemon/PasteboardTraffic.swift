@@ -51,9 +51,9 @@ final class PasteboardTraffic {
     let hasher: any PasswordHasher
     /// The one hashing thread: each hash holds 19 MiB for tens of ms, so one at a time bounds
     /// both the memory and the daemon-wide guessing rate.
-    let worker = DispatchQueue(label: "launchservicesd.passwords")
+    let worker: WorkQueue
     /// Where kept pasteboards are written, in order, off the loop (not behind password work).
-    let saver = DispatchQueue(label: "launchservicesd.pasteboard-store")
+    let saver: WorkQueue
 
     var lanes: [ObjectIdentifier: Lane] = [:]
     /// Pasteboards with a password check running or cooling down.
@@ -63,8 +63,10 @@ final class PasteboardTraffic {
     /// Password hashes and checks handed to `worker` and not finished.
     var checksInProgress = 0
 
-    init(hasher: any PasswordHasher = Argon2idHasher()) {
-        self.hasher = hasher
+    init(workers: DaemonWorkers) {
+        self.hasher = workers.hasher
+        self.worker = workers.passwords
+        self.saver = workers.pasteboardSaves
     }
 
     func lane(for connection: ClientConnection) -> Lane {

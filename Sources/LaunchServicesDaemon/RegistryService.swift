@@ -27,7 +27,7 @@ final class RegistryService {
     let folders: [String]
     let watchFolders: Bool
     /// Where files are read and the database written, in order, off the loop.
-    let files = DispatchQueue(label: "launchservicesd.files")
+    let files: WorkQueue
     private(set) var registry = Registry()
     private(set) var store: RegistryStore?
     var sources: [String: RegistryStore.Source] = [:]
@@ -46,8 +46,9 @@ final class RegistryService {
     /// The last registration time handed out (`issueTime`), so times only grow.
     private var lastIssued: Int64 = 0
 
-    init(loop: EventLoop, logger: Logger, folders: [String], watchFolders: Bool) {
+    init(loop: EventLoop, logger: Logger, folders: [String], watchFolders: Bool, files: WorkQueue) {
         self.loop = loop
+        self.files = files
         self.logger = logger
         self.folders = folders
         self.watchFolders = watchFolders

@@ -20,7 +20,8 @@ import NIOEmbedded
 /// #expect(client.open("notes://today")?.opened == true)
 /// ```
 ///
-/// Use it from one thread (a synchronous test), like the embedded loop it runs on.
+/// Use it from one thread (a synchronous test), like the embedded loop it runs on: the
+/// daemon's own workers (files, password hashes, saves) run on that loop too.
 public final class InProcessDaemon {
     public let loop = EmbeddedEventLoop()
     private let daemon: LaunchServicesDaemon
@@ -36,12 +37,16 @@ public final class InProcessDaemon {
         return configuration
     }
 
-    public init(configuration: DaemonConfiguration = InProcessDaemon.defaultConfiguration, apps: [AppBundle] = []) {
+    /// Its blocking work (bundle reads, password hashes) runs on `loop` too, as later tasks,
+    /// so `settle()` finishes it and no other thread touches the loop; `passwordHasher`
+    /// stands in for Argon2id when given.
+    public init(configuration: DaemonConfiguration = InProcessDaemon.defaultConfiguration, apps: [AppBundle] = [], passwordHasher: (any PasswordHasher)? = nil) {
         launcher = SimulatedLauncher(loop: loop)
         let lines = self.lines
         let logger = Logger(label: "launchservicesd.in-process") { _ in RecordingLogHandler(lines: lines) }
         daemon = LaunchServicesDaemon(configuration: configuration, socketPath: "/in-process/launchservicesd.socket", stateFolder: nil,
-                                      activatedSocket: nil, launcher: launcher, loop: loop, logger: logger)
+                                      activatedSocket: nil, launcher: launcher, loop: loop, logger: logger,
+                                      workers: .onLoop(loop, hasher: passwordHasher))
         // Registered together, as one folder scan would: they share a time, ties by id.
         daemon.registerInMemory(apps)
     }

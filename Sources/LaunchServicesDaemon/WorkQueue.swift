@@ -1,0 +1,50 @@
+import Dispatch
+import LaunchServicesCore
+import NIOCore
+
+/// Where the daemon runs blocking work off its event loop (file reads, database writes,
+/// password hashes), in the order given. In the daemon, a thread of its own. In the testing
+/// kit's in-process daemon, the loop itself: its `EmbeddedEventLoop` must never be touched
+/// from another thread, and its tests must not depend on how threads happen to interleave.
+package struct WorkQueue: Sendable {
+    /// The thread's queue, which the folder watchers' dispatch sources need; `nil` on the loop.
+    let dispatchQueue: DispatchQueue?
+    private let submit: @Sendable (@escaping @Sendable () -> Void) -> Void
+
+    /// A serial thread named `label`.
+    package static func thread(_ label: String) -> WorkQueue {
+        let queue = DispatchQueue(label: label)
+        return WorkQueue(dispatchQueue: queue) { queue.async(execute: $0) }
+    }
+
+    /// The loop itself: each piece of work runs as a later task on `loop`. It blocks the loop
+    /// while it runs, so only a test's loop uses it.
+    package static func onLoop(_ loop: EventLoop) -> WorkQueue {
+        WorkQueue(dispatchQueue: nil) { loop.execute($0) }
+    }
+
+    func async(_ work: @escaping @Sendable () -> Void) { submit(work) }
+}
+
+/// The daemon's workers and its password hasher, given at construction so the testing kit
+/// can run them on its loop (deterministically) and choose the hasher.
+package struct DaemonWorkers: Sendable {
+    /// Bundle reads, check-in verification and the registry database (`RegistryService.files`).
+    var files: WorkQueue
+    /// Password hashes and checks: one at a time (`PasteboardTraffic.worker`).
+    var passwords: WorkQueue
+    /// Writes of kept pasteboards (`PasteboardTraffic.saver`).
+    var pasteboardSaves: WorkQueue
+    var hasher: any PasswordHasher
+
+    /// The daemon's own: a thread each, and Argon2id.
+    package static func threads() -> DaemonWorkers {
+        DaemonWorkers(files: .thread("launchservicesd.files"), passwords: .thread("launchservicesd.passwords"),
+                      pasteboardSaves: .thread("launchservicesd.pasteboard-store"), hasher: Argon2idHasher())
+    }
+
+    /// Everything on `loop`, hashing with `hasher` (Argon2id unless given).
+    package static func onLoop(_ loop: EventLoop, hasher: (any PasswordHasher)? = nil) -> DaemonWorkers {
+        DaemonWorkers(files: .onLoop(loop), passwords: .onLoop(loop), pasteboardSaves: .onLoop(loop), hasher: hasher ?? Argon2idHasher())
+    }
+}
