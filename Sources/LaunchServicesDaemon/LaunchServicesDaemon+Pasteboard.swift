@@ -10,7 +10,7 @@ import NIOCore
 /// held, so no other request sees it, and a failed save puts it back as it was. Password
 /// hashes and checks run on `PasteboardTraffic`'s thread, never on the loop.
 extension LaunchServicesDaemon {
-    var unixNow: UInt64 { UInt64(max(0, time(nil))) }
+    var unixNow: UInt64 { UInt64(max(0, wallClock() / 1000)) }
 
     /// A pasteboard request as received: answered at once when it needs no password work and
     /// nothing is ahead of it, else in its turn (`PasteboardTraffic`).

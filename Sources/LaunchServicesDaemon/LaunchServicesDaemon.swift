@@ -56,6 +56,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// pasteboards because `pasteboard.sqlite` could not be opened.
     var storageProblems: [String] = []
     let pasteboardTraffic: PasteboardTraffic
+    /// Milliseconds since the Unix epoch (pasteboard expiry); the testing kit's moves with its loop.
+    let wallClock: @Sendable () -> Int64
     /// Callback addresses reserved by callers that own no scheme (`lsopen --wait`), by token.
     var reservations: [String: CallbackReservation] = [:]
     /// canOpenURL denials already logged (app and scheme), so each is logged once.
@@ -92,8 +94,9 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         self.launcher = launcher
         started = loop.now
         machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background, maximumOpensInFlight: configuration.maximumOpensInFlightPerApp)
-        registryService = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders, files: workers.files)
+        registryService = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders, files: workers.files, wallClock: workers.wallClock)
         pasteboardTraffic = PasteboardTraffic(workers: workers)
+        wallClock = workers.wallClock
         connections = ConnectionTable(limits: configuration.connectionLimits, logger: logger, loop: loop)
         supervisor = ProcessSupervisor(loop: loop, launcher: launcher, logger: logger)
         executor = ActionExecutor(loop: loop, logger: logger, configuration: configuration, supervisor: supervisor, connections: connections)

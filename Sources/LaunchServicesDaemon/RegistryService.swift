@@ -28,6 +28,8 @@ final class RegistryService {
     let watchFolders: Bool
     /// Where files are read and the database written, in order, off the loop.
     let files: WorkQueue
+    /// Milliseconds since the Unix epoch, for registration times (the testing kit moves it).
+    let wallClock: @Sendable () -> Int64
     private(set) var registry = Registry()
     private(set) var store: RegistryStore?
     var sources: [String: RegistryStore.Source] = [:]
@@ -46,9 +48,11 @@ final class RegistryService {
     /// The last registration time handed out (`issueTime`), so times only grow.
     private var lastIssued: Int64 = 0
 
-    init(loop: EventLoop, logger: Logger, folders: [String], watchFolders: Bool, files: WorkQueue) {
+    init(loop: EventLoop, logger: Logger, folders: [String], watchFolders: Bool, files: WorkQueue,
+         wallClock: @escaping @Sendable () -> Int64 = { RegistryStore.millisecondsNow() }) {
         self.loop = loop
         self.files = files
+        self.wallClock = wallClock
         self.logger = logger
         self.folders = folders
         self.watchFolders = watchFolders
@@ -169,7 +173,7 @@ final class RegistryService {
     /// always later than the last one handed out (two registrations never share a time,
     /// unless they come from one scan, and a clock set back does not reorder them).
     func issueTime() -> Int64 {
-        lastIssued = max(RegistryStore.millisecondsNow(), lastIssued + 1)
+        lastIssued = max(wallClock(), lastIssued + 1)
         return lastIssued
     }
 

@@ -26,8 +26,9 @@ package struct WorkQueue: Sendable {
     func async(_ work: @escaping @Sendable () -> Void) { submit(work) }
 }
 
-/// The daemon's workers and its password hasher, given at construction so the testing kit
-/// can run them on its loop (deterministically) and choose the hasher.
+/// The daemon's workers, its password hasher and its wall clock, given at construction so
+/// the testing kit can run the workers on its loop, choose the hasher and move the clock
+/// (deterministically).
 package struct DaemonWorkers: Sendable {
     /// Bundle reads, check-in verification and the registry database (`RegistryService.files`).
     var files: WorkQueue
@@ -36,15 +37,20 @@ package struct DaemonWorkers: Sendable {
     /// Writes of kept pasteboards (`PasteboardTraffic.saver`).
     var pasteboardSaves: WorkQueue
     var hasher: any PasswordHasher
+    /// Milliseconds since the Unix epoch: registration times and pasteboard expiry.
+    var wallClock: @Sendable () -> Int64
 
-    /// The daemon's own: a thread each, and Argon2id.
+    /// The daemon's own: a thread each, Argon2id and the system clock.
     package static func threads() -> DaemonWorkers {
         DaemonWorkers(files: .thread("launchservicesd.files"), passwords: .thread("launchservicesd.passwords"),
-                      pasteboardSaves: .thread("launchservicesd.pasteboard-store"), hasher: Argon2idHasher())
+                      pasteboardSaves: .thread("launchservicesd.pasteboard-store"), hasher: Argon2idHasher(),
+                      wallClock: { RegistryStore.millisecondsNow() })
     }
 
-    /// Everything on `loop`, hashing with `hasher` (Argon2id unless given).
-    package static func onLoop(_ loop: EventLoop, hasher: (any PasswordHasher)? = nil) -> DaemonWorkers {
-        DaemonWorkers(files: .onLoop(loop), passwords: .onLoop(loop), pasteboardSaves: .onLoop(loop), hasher: hasher ?? Argon2idHasher())
+    /// Everything on `loop`, hashing with `hasher` (Argon2id unless given); the wall clock
+    /// starts at `wallClockStart` and moves only with the loop's clock.
+    package static func onLoop(_ loop: EventLoop, hasher: (any PasswordHasher)? = nil, wallClockStart: Int64) -> DaemonWorkers {
+        DaemonWorkers(files: .onLoop(loop), passwords: .onLoop(loop), pasteboardSaves: .onLoop(loop), hasher: hasher ?? Argon2idHasher(),
+                      wallClock: { wallClockStart + Int64(loop.now.uptimeNanoseconds / 1_000_000) })
     }
 }

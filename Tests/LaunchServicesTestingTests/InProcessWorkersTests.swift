@@ -52,4 +52,23 @@ import Testing
         #expect(error.code == .notPermitted)
         #expect(client.undecodableFrames.isEmpty)
     }
+
+    /// The wall clock is the test's too: a pasteboard expires when the loop's clock passes
+    /// its time, at every run alike (it once read the system clock, which `advance` does not move).
+    @Test func pasteboardsExpireWithTheLoopsClock() throws {
+        let daemon = InProcessDaemon()
+        let client = daemon.connect()
+        let copy = client.send(.pasteboard(PasteboardRequest(.copy, name: "brief", items: [PasteboardItem(text: "soon gone")], expireSeconds: 5)))
+        guard case .pasteboardResult? = client.answer(to: copy) else {
+            Issue.record("no answer to a copy after settling")
+            return
+        }
+        daemon.advance(by: .seconds(6))
+        let paste = client.send(.pasteboard(PasteboardRequest(.paste, name: "brief")))
+        guard case .pasteboardResult(let pasted)? = client.answer(to: paste) else {
+            Issue.record("no answer to a paste after settling")
+            return
+        }
+        #expect(pasted.items.isEmpty)
+    }
 }

@@ -28,6 +28,11 @@ public final class InProcessDaemon {
     private let launcher: SimulatedLauncher
     private let lines = NIOLockedValueBox<[String]>([])
 
+    /// What the daemon's wall clock reads at the start (2023-11-14 22:13:20 UTC); it moves
+    /// only with `advance(by:)`, like the loop's clock, so pasteboard expiry and registration
+    /// times are the same at every run.
+    public static let wallClockStart: Int64 = 1_700_000_000_000
+
     /// The daemon's built-in defaults (deadlines, background policy, limits), with no apps
     /// folders to read.
     public static var defaultConfiguration: DaemonConfiguration {
@@ -38,15 +43,15 @@ public final class InProcessDaemon {
     }
 
     /// Its blocking work (bundle reads, password hashes) runs on `loop` too, as later tasks,
-    /// so `settle()` finishes it and no other thread touches the loop; `passwordHasher`
-    /// stands in for Argon2id when given.
+    /// so `settle()` finishes it and no other thread touches the loop; its wall clock starts
+    /// at `wallClockStart`; `passwordHasher` stands in for Argon2id when given.
     public init(configuration: DaemonConfiguration = InProcessDaemon.defaultConfiguration, apps: [AppBundle] = [], passwordHasher: (any PasswordHasher)? = nil) {
         launcher = SimulatedLauncher(loop: loop)
         let lines = self.lines
         let logger = Logger(label: "launchservicesd.in-process") { _ in RecordingLogHandler(lines: lines) }
         daemon = LaunchServicesDaemon(configuration: configuration, socketPath: "/in-process/launchservicesd.socket", stateFolder: nil,
                                       activatedSocket: nil, launcher: launcher, loop: loop, logger: logger,
-                                      workers: .onLoop(loop, hasher: passwordHasher))
+                                      workers: .onLoop(loop, hasher: passwordHasher, wallClockStart: Self.wallClockStart))
         // Registered together, as one folder scan would: they share a time, ties by id.
         daemon.registerInMemory(apps)
     }
