@@ -94,7 +94,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         self.launcher = launcher
         started = loop.now
         machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background, maximumOpensInFlight: configuration.maximumOpensInFlightPerApp)
-        registryService = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders, files: workers.files, wallClock: workers.wallClock)
+        registryService = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders, files: workers.files, wallClock: workers.wallClock, makeWatcher: workers.folderWatcher)
         pasteboardTraffic = PasteboardTraffic(workers: workers)
         wallClock = workers.wallClock
         connections = ConnectionTable(limits: configuration.connectionLimits, logger: logger, loop: loop)

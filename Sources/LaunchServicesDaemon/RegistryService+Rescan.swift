@@ -17,13 +17,13 @@ extension RegistryService {
 
     /// Watches the apps folders; a change schedules one rescan 200 ms later (a burst of
     /// file events, such as copying a bundle in, becomes one rescan).
-    /// Its dispatch source runs on the `files` thread; a daemon whose file work runs on its
-    /// loop (the testing kit's) has no such thread and watches nothing.
+    /// The watcher is the daemon's `DaemonWorkers.folderWatcher` (inotify on the `files`
+    /// thread; the testing kit's is triggered by the test).
     func startWatching() {
-        guard watchFolders, let queue = files.dispatchQueue else { return }
+        guard watchFolders else { return }
         let loop = self.loop
         let service = NIOLoopBound(self, eventLoop: loop)
-        let watcher = FolderWatcher(queue: queue) {
+        let watcher = makeWatcher {
             loop.execute {
                 let self_ = service.value
                 guard self_.pendingRescan == nil, !self_.stopped else { return }

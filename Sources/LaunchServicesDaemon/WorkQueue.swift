@@ -39,18 +39,35 @@ package struct DaemonWorkers: Sendable {
     var hasher: any PasswordHasher
     /// Milliseconds since the Unix epoch: registration times and pasteboard expiry.
     var wallClock: @Sendable () -> Int64
+    /// Makes the apps folders' watcher (`nil`: none could be made, the folders are not watched).
+    var folderWatcher: FolderWatching.Maker
 
     /// The daemon's own: a thread each, Argon2id and the system clock.
     package static func threads() -> DaemonWorkers {
-        DaemonWorkers(files: .thread("launchservicesd.files"), passwords: .thread("launchservicesd.passwords"),
-                      pasteboardSaves: .thread("launchservicesd.pasteboard-store"), hasher: Argon2idHasher(),
-                      wallClock: { RegistryStore.millisecondsNow() })
+        let files = WorkQueue.thread("launchservicesd.files")
+        return DaemonWorkers(files: files, passwords: .thread("launchservicesd.passwords"),
+                             pasteboardSaves: .thread("launchservicesd.pasteboard-store"), hasher: Argon2idHasher(),
+                             wallClock: { RegistryStore.millisecondsNow() },
+                             folderWatcher: { onChange in files.dispatchQueue.flatMap { FolderWatcher(queue: $0, onChange: onChange) } })
     }
 
     /// Everything on `loop`, hashing with `hasher` (Argon2id unless given); the wall clock
-    /// starts at `wallClockStart` and moves only with the loop's clock.
-    package static func onLoop(_ loop: EventLoop, hasher: (any PasswordHasher)? = nil, wallClockStart: Int64) -> DaemonWorkers {
+    /// starts at `wallClockStart` and moves only with the loop's clock; `folderWatcher`
+    /// makes the apps folders' watcher (none unless given).
+    package static func onLoop(_ loop: EventLoop, hasher: (any PasswordHasher)? = nil, wallClockStart: Int64,
+                               folderWatcher: @escaping FolderWatching.Maker = { _ in nil }) -> DaemonWorkers {
         DaemonWorkers(files: .onLoop(loop), passwords: .onLoop(loop), pasteboardSaves: .onLoop(loop), hasher: hasher ?? Argon2idHasher(),
-                      wallClock: { wallClockStart + Int64(loop.now.uptimeNanoseconds / 1_000_000) })
+                      wallClock: { wallClockStart + Int64(loop.now.uptimeNanoseconds / 1_000_000) }, folderWatcher: folderWatcher)
     }
 }
+
+/// What watches the apps folders and calls back when anything in them changed: inotify
+/// (`FolderWatcher`) in the daemon, one the test triggers in the testing kit.
+package protocol FolderWatching: Sendable {
+    typealias Maker = @Sendable (_ onChange: @escaping @Sendable () -> Void) -> (any FolderWatching)?
+    /// Watches `folders` (again: a rescan calls it with the folders as they are now).
+    func watch(_ folders: [String])
+    func cancel()
+}
+
+extension FolderWatcher: FolderWatching {}

@@ -71,4 +71,23 @@ import Testing
         }
         #expect(pasted.items.isEmpty)
     }
+
+    /// The apps folders' watcher is the test's: a change it reports is rescanned on the
+    /// loop's clock, without inotify or a thread.
+    @Test func aFolderChangeIsRescannedOnTheLoopsClock() throws {
+        let folder = try TemporaryFolder(prefix: "ls-kit-watch")
+        defer { _ = folder.remove() }
+        var configuration = InProcessDaemon.defaultConfiguration
+        configuration.appsFolders = [folder.path]
+        configuration.watchAppsFolders = true
+        let daemon = InProcessDaemon(configuration: configuration)
+        try daemon.loadAppsFolders()
+        let client = daemon.connect()
+        #expect(client.open("notes://today")?.error?.code == .noHandler)
+        try BundleFiles.write(bundle: folder.path + "/Notes.app", infoPlist: BundleFiles.infoPlist(id: "com.example.notes", executable: "true", schemes: ["notes"]),
+                              executable: "/bin/true")
+        daemon.appsFoldersChanged()
+        daemon.advance(by: .milliseconds(300))
+        #expect(client.open("notes://today")?.opened == true)
+    }
 }

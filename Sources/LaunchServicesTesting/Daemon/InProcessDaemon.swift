@@ -27,6 +27,7 @@ public final class InProcessDaemon {
     private let daemon: LaunchServicesDaemon
     private let launcher: SimulatedLauncher
     private let lines = NIOLockedValueBox<[String]>([])
+    private let watchers = NIOLockedValueBox<[TriggeredFolderWatcher]>([])
 
     /// What the daemon's wall clock reads at the start (2023-11-14 22:13:20 UTC); it moves
     /// only with `advance(by:)`, like the loop's clock, so pasteboard expiry and registration
@@ -48,10 +49,15 @@ public final class InProcessDaemon {
     public init(configuration: DaemonConfiguration = InProcessDaemon.defaultConfiguration, apps: [AppBundle] = [], passwordHasher: (any PasswordHasher)? = nil) {
         launcher = SimulatedLauncher(loop: loop)
         let lines = self.lines
+        let watchers = self.watchers
         let logger = Logger(label: "launchservicesd.in-process") { _ in RecordingLogHandler(lines: lines) }
         daemon = LaunchServicesDaemon(configuration: configuration, socketPath: "/in-process/launchservicesd.socket", stateFolder: nil,
                                       activatedSocket: nil, launcher: launcher, loop: loop, logger: logger,
-                                      workers: .onLoop(loop, hasher: passwordHasher, wallClockStart: Self.wallClockStart))
+                                      workers: .onLoop(loop, hasher: passwordHasher, wallClockStart: Self.wallClockStart) { onChange in
+                                          let watcher = TriggeredFolderWatcher(onChange: onChange)
+                                          watchers.withLockedValue { $0.append(watcher) }
+                                          return watcher
+                                      })
         // Registered together, as one folder scan would: they share a time, ties by id.
         daemon.registerInMemory(apps)
     }
@@ -80,6 +86,22 @@ public final class InProcessDaemon {
     /// (`SimulatedBehaviour.launchFailure` fails every launch.)
     public func failNextLaunch(of app: String, reason: String) {
         launcher.failures[app, default: []].append(reason)
+    }
+
+    /// Reads the configured apps folders (`appsFolders`) and registers what they hold, as
+    /// the daemon does at start; then, with `watchAppsFolders`, watches them
+    /// (`appsFoldersChanged()`).
+    public func loadAppsFolders() throws {
+        try daemon.loadAppsFoldersInMemory()
+        settle()
+    }
+
+    /// Something changed in the apps folders, as inotify would say (with `watchAppsFolders`,
+    /// after `loadAppsFolders()`): the daemon rescans them 200 ms later on its clock
+    /// (`advance(by:)`).
+    public func appsFoldersChanged() {
+        for watcher in watchers.withLockedValue({ $0 }) { watcher.trigger() }
+        settle()
     }
 
     /// The latest process of `app`, alive or not.
