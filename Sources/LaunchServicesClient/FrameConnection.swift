@@ -118,14 +118,12 @@ public final class FrameConnection {
     public func bufferedEnvelope() throws(ClientError) -> Envelope? {
         let available = buffer.count - consumed
         guard available >= Frame.headerLength else { return nil }
-        let result: Result<Envelope?, WireError> = buffer.withUnsafeBytes { raw in
+        let result: Result<(Envelope, end: Int)?, WireError> = buffer.withUnsafeBytes { raw in
             let view = UnsafeRawBufferPointer(rebasing: raw[consumed...])
             do {
-                guard let length = try Frame.declaredLength(view, limit: maximumFrameLength) else { return .success(nil) }
-                guard view.count >= Frame.headerLength + length else { return .success(nil) }
-                let body = UnsafeRawBufferPointer(rebasing: view[Frame.headerLength..<(Frame.headerLength + length)])
-                let envelope = try Envelope.decode(body)
-                return .success(envelope)
+                guard let body = try Frame.nextBody(view, limit: maximumFrameLength) else { return .success(nil) }
+                let envelope = try Envelope.decode(UnsafeRawBufferPointer(rebasing: view[body]))
+                return .success((envelope, body.upperBound))
             } catch let error as WireError {
                 return .failure(error)
             } catch {
@@ -137,11 +135,8 @@ public final class FrameConnection {
             throw .protocolViolation(error.description)
         case .success(nil):
             return nil
-        case .success(let envelope?):
-            let length = buffer.withUnsafeBytes { raw in
-                Int(UInt32(raw[consumed]) << 24 | UInt32(raw[consumed + 1]) << 16 | UInt32(raw[consumed + 2]) << 8 | UInt32(raw[consumed + 3]))
-            }
-            consumed += Frame.headerLength + length
+        case .success(let (envelope, end)?):
+            consumed += end
             if consumed == buffer.count {
                 buffer.removeAll(keepingCapacity: true)
                 consumed = 0

@@ -13,10 +13,12 @@ import NIOCore
 /// would cure turns `autoRead` off, which takes the socket out of epoll, and on again after
 /// `pause`: one attempt per pause, and the open connections are served meanwhile.
 ///
-/// Callers that arrive at the limit are not left in the backlog until their own timeout:
-/// one descriptor is held in reserve, released on a failure, and the connection accepted
-/// with it is refused at once with `unavailable` naming `LimitNOFILE`; the reserve is taken
-/// back when that connection closes. Loop-confined, like the channel.
+/// Callers that arrive at the limit are not all left in the backlog until their own
+/// timeout: one descriptor is held in reserve, released on a failure, and the connection
+/// accepted with it is refused at once with `unavailable` naming `LimitNOFILE`; the
+/// reserve is taken back when that connection closes (at most its 250 ms linger), and
+/// released again at the first failure after the next pause. So about one caller per
+/// pause is refused by name; the others wait in the backlog. Loop-confined, like the channel.
 final class AcceptPacing: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Channel
     typealias InboundOut = Channel

@@ -15,8 +15,11 @@ import NIOCore
 /// back to the machine. What acting learns waits in a queue drained after the list, oldest
 /// first, so the machine never runs again while one of its lists is half done (which once
 /// let a failed spawn's retry arm its launch timer before the failed launch's own arm,
-/// later in the same list, replaced it). Deadline timers are keyed by the phase token they
-/// guard, so no timer can replace or cancel another's.
+/// later in the same list, replaced it). A connection's close goes through the same queue:
+/// NIO reports a close at once, also one an action made (a caller disconnected for its
+/// unread replies), and handling it in the middle of a list withdrew opens the rest of that
+/// list was about to answer. Deadline timers are keyed by the phase token they guard, so no
+/// timer can replace or cancel another's.
 final class ActionExecutor {
     /// What acting produced, for the coordinator to hand to the machine.
     enum Feedback {
@@ -27,6 +30,8 @@ final class ActionExecutor {
         case quitStepExpired(app: String, token: UInt64)
         /// A caller got its answer (it may now be closed, if it finished sending).
         case answered(ClientConnection)
+        /// A connection closed: what the machine and the ledger still hold for it is dropped.
+        case closed(ClientConnection)
     }
 
     private let loop: EventLoop
@@ -85,6 +90,12 @@ final class ActionExecutor {
         drain()
     }
 
+    /// A connection closed (NIO's `channelInactive`): handed to the machine now, or after
+    /// the list being carried out when an action closed it.
+    func connectionClosed(_ connection: ClientConnection) {
+        report(.closed(connection))
+    }
+
     /// Feedback goes to the machine once no list is being carried out: now, from a timer;
     /// after the list, from an action.
     private func report(_ feedback: Feedback) {
@@ -129,7 +140,7 @@ final class ActionExecutor {
                 supervisor.signal(app, SIGKILL)
             case .armGrace(let app, let token, let after):
                 graceTasks[app]?.cancel()
-                graceTasks[app] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+                graceTasks[app] = loop.assumeIsolated().scheduleTask(in: TimeAmount(after)) { [self] in
                     graceTasks[app] = nil
                     report(.graceExpired(app: app, token: token))
                 }
@@ -147,7 +158,7 @@ final class ActionExecutor {
                 supervisor.signal(app, SIGTERM)
             case .armQuitStep(let app, let token, let after):
                 quitTasks[app]?.cancel()
-                quitTasks[app] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+                quitTasks[app] = loop.assumeIsolated().scheduleTask(in: TimeAmount(after)) { [self] in
                     quitTasks[app] = nil
                     report(.quitStepExpired(app: app, token: token))
                 }
@@ -167,7 +178,7 @@ final class ActionExecutor {
         }
         tokens.append(token)
         deadlineTokens[app] = tokens
-        deadlineTasks[token] = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(after.nanoseconds))) { [self] in
+        deadlineTasks[token] = loop.assumeIsolated().scheduleTask(in: TimeAmount(after)) { [self] in
             deadlineTasks[token] = nil
             deadlineTokens[app]?.removeAll { $0 == token }
             if deadlineTokens[app]?.isEmpty == true { deadlineTokens[app] = nil }

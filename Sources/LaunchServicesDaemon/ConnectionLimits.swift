@@ -36,8 +36,6 @@ public struct ConnectionLimits: Sendable, Equatable {
 
     public init() {}
 
-    static let keys: Set<String> = ["maximumPerUser", "maximumPerProcess", "maximumPerApp", "reservedForFirstConnections", "firstMessageSeconds", "maximumPendingRequests", "maximumCallbackAddresses", "maximumQueuedOutputBytes"]
-
     /// The shares when only `maximumPerUser` is given: a quarter per process, a half per app,
     /// a sixteenth kept for first connections (64, 128 and 16 of the default 256).
     static func shares(ofUser user: Int) -> (process: Int, app: Int, reserved: Int) {
@@ -62,8 +60,7 @@ public struct ConnectionLimits: Sendable, Equatable {
         limits.maximumCallbackAddresses = try count(file.maximumCallbackAddresses, "maximumCallbackAddresses", 1...10_000, limits.maximumCallbackAddresses)
         limits.maximumQueuedOutputBytes = try count(file.maximumQueuedOutputBytes, "maximumQueuedOutputBytes", (2 << 20)...(1 << 32), limits.maximumQueuedOutputBytes)
         if let seconds = file.firstMessageSeconds {
-            guard seconds > 0, seconds <= 240 else { throw ConfigurationError(path: path, problem: "connections.firstMessageSeconds is \(seconds); give seconds between 0 and 240") }
-            limits.firstMessageTimeout = .milliseconds(Int64(seconds * 1000))
+            limits.firstMessageTimeout = try DaemonConfiguration.File.seconds(seconds, key: "connections.firstMessageSeconds", upTo: 240, path: path)
         }
         return limits
     }

@@ -39,13 +39,22 @@ struct ConnectionShares {
     /// Nil when `holder` may take one more connection. The user's limit is absolute and is
     /// named first when reached; below it, the holder's own shares, then the reserve.
     func refusal(for holder: Holder) -> Refusal? {
-        if total >= limits.maximumPerUser { return .user(holds: total) }
+        if let refusal = refusal(forProcess: holder.pid) { return refusal }
         let process = held(byProcess: holder.pid)
-        if process >= limits.maximumPerProcess { return .process(holds: process) }
         if let app = holder.app, held(byApp: app) >= limits.maximumPerApp { return .app(holds: held(byApp: app)) }
         if process > 0, total >= limits.maximumPerUser - limits.reservedForFirstConnections {
             return .reserve(userHolds: total, processHolds: process)
         }
+        return nil
+    }
+
+    /// The refusals that need only the peer's pid: the user's limit, then the process's
+    /// share. Asked before the peer's app is looked up (a walk of `/proc`), so a flood at
+    /// either limit costs no walk per refused connection.
+    func refusal(forProcess pid: Int32) -> Refusal? {
+        if total >= limits.maximumPerUser { return .user(holds: total) }
+        let process = held(byProcess: pid)
+        if process >= limits.maximumPerProcess { return .process(holds: process) }
         return nil
     }
 

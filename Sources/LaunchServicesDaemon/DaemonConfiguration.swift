@@ -57,57 +57,6 @@ public struct DaemonConfiguration: Sendable, Equatable {
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.config/launchservices/launchservicesd.json"
     }
 
-    /// The file's layout. Unknown keys are refused so a typo does not silently do nothing.
-    struct File: Decodable {
-        var appsFolders: [String]?
-        var deadlines: Deadlines?
-        var maximumFrameLength: Int?
-        /// Before 0.2 the only request limit, per app; now an alias of `connections.maximumPendingRequests`.
-        var maximumPendingOpensPerApp: Int?
-        var connections: Connections?
-        var shutdownGraceSeconds: Double?
-        var callbackPolicy: String?
-        var pasteboard: Pasteboard?
-        var backgroundGraceSeconds: Double?
-        var maximumLiveApps: Int?
-        var maximumOpensInFlightPerApp: Int?
-        var watchAppsFolders: Bool?
-        var appLogs: AppLogs?
-
-        struct AppLogs: Decodable {
-            var maximumBytes: Int?
-            var destination: String?
-        }
-
-        struct Pasteboard: Decodable {
-            var maximumBytes: Int?
-            var maximumTotalBytes: Int?
-            var maximumPasteboards: Int?
-            var maximumItems: Int?
-            var maximumExpirySeconds: Int?
-            var maximumOperationsPerConnection: Int?
-            var maximumPasswordChecksWaiting: Int?
-        }
-
-        struct Connections: Decodable {
-            var maximumPerUser: Int?
-            var maximumPerProcess: Int?
-            var maximumPerApp: Int?
-            var reservedForFirstConnections: Int?
-            var firstMessageSeconds: Double?
-            var maximumPendingRequests: Int?
-            var maximumCallbackAddresses: Int?
-            var maximumQueuedOutputBytes: Int?
-        }
-
-        struct Deadlines: Decodable {
-            var launch: Double?
-            var willFinishLaunching: Double?
-            var didFinishLaunching: Double?
-            var openURL: Double?
-        }
-    }
-
     /// Reads a JSON configuration file over the defaults, naming the file and key on error.
     public static func load(file path: String) throws -> DaemonConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -126,8 +75,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         if let folders = file.appsFolders { config.appsFolders = folders }
         func seconds(_ value: Double?, _ key: String, _ fallback: Duration) throws -> Duration {
             guard let value else { return fallback }
-            guard value > 0, value <= 3600 else { throw ConfigurationError(path: path, problem: "\(key) is \(value); give seconds between 0 and 3600") }
-            return .milliseconds(Int64(value * 1000))
+            return try File.seconds(value, key: key, upTo: 3600, path: path)
         }
         if let d = file.deadlines {
             config.deadlines = PhaseDeadlines(
@@ -201,49 +149,6 @@ public struct DaemonConfiguration: Sendable, Equatable {
             config.pasteboardLimits.maximumBytes = min(config.pasteboardLimits.maximumBytes, config.maximumFrameLength - 4096)
         }
         return config
-    }
-
-    static func rejectUnknownKeys(_ data: Data, path: String) throws {
-        // Fragments allowed, so a scalar at the top level is named as such (JSONDecoder would
-        // report it under an empty key); text that is not JSON at all is left to JSONDecoder.
-        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return }
-        guard let top = object as? [String: Any] else { throw ConfigurationError(path: path, problem: "must hold a JSON object at the top level") }
-        let known: Set<String> = ["appsFolders", "deadlines", "maximumFrameLength", "maximumPendingOpensPerApp", "connections", "shutdownGraceSeconds", "callbackPolicy", "pasteboard", "backgroundGraceSeconds", "maximumLiveApps", "maximumOpensInFlightPerApp", "watchAppsFolders", "appLogs", "$comment"]
-        for key in top.keys where !known.contains(key) {
-            throw ConfigurationError(path: path, problem: "has unknown key '\(key)'; known keys: \(known.sorted().joined(separator: ", "))")
-        }
-        // JSONDecoder reports 4096.5 for an Int only as "not valid JSON", without the key.
-        var wholeNumbers: [(String, Any?)] = [("maximumFrameLength", top["maximumFrameLength"]), ("maximumPendingOpensPerApp", top["maximumPendingOpensPerApp"]), ("maximumLiveApps", top["maximumLiveApps"]), ("maximumOpensInFlightPerApp", top["maximumOpensInFlightPerApp"])]
-        if let pasteboard = top["pasteboard"] as? [String: Any] {
-            wholeNumbers += pasteboard.map { ("pasteboard.\($0.key)", $0.value) }
-        }
-        if let logs = top["appLogs"] as? [String: Any] {
-            wholeNumbers.append(("appLogs.maximumBytes", logs["maximumBytes"]))
-            for key in logs.keys where !["maximumBytes", "destination"].contains(key) {
-                throw ConfigurationError(path: path, problem: "has unknown key 'appLogs.\(key)'; known: destination, maximumBytes")
-            }
-        }
-        if let connections = top["connections"] as? [String: Any] {
-            wholeNumbers += connections.filter { $0.key != "firstMessageSeconds" }.map { ("connections.\($0.key)", $0.value) }
-            for key in connections.keys where !ConnectionLimits.keys.contains(key) {
-                throw ConfigurationError(path: path, problem: "has unknown key 'connections.\(key)'; known: \(ConnectionLimits.keys.sorted().joined(separator: ", "))")
-            }
-        }
-        for case let (key, number as NSNumber) in wholeNumbers where !(number is Bool) && number.doubleValue != number.doubleValue.rounded(.towardZero) {
-            throw ConfigurationError(path: path, problem: "key '\(key)' is \(number); give a whole number")
-        }
-        if let pasteboard = top["pasteboard"] as? [String: Any] {
-            let keys: Set<String> = ["maximumBytes", "maximumTotalBytes", "maximumPasteboards", "maximumItems", "maximumExpirySeconds", "maximumOperationsPerConnection", "maximumPasswordChecksWaiting"]
-            for key in pasteboard.keys where !keys.contains(key) {
-                throw ConfigurationError(path: path, problem: "has unknown key 'pasteboard.\(key)'; known: \(keys.sorted().joined(separator: ", "))")
-            }
-        }
-        if let deadlines = top["deadlines"] as? [String: Any] {
-            let phases = Set(LaunchPhase.allCases.map(\.rawValue))
-            for key in deadlines.keys where !phases.contains(key) {
-                throw ConfigurationError(path: path, problem: "has unknown key 'deadlines.\(key)'; phases: \(phases.sorted().joined(separator: ", "))")
-            }
-        }
     }
 }
 

@@ -8,12 +8,12 @@ struct FrameDecoder: ByteToMessageDecoder {
     let maximumLength: Int
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        let declared = try buffer.withUnsafeReadableBytes { raw throws(WireError) in
-            try Frame.declaredLength(raw, limit: maximumLength)
+        let next = try buffer.withUnsafeReadableBytes { raw throws(WireError) in
+            try Frame.nextBody(raw, limit: maximumLength)
         }
-        guard let length = declared, buffer.readableBytes >= Frame.headerLength + length else { return .needMoreData }
-        buffer.moveReaderIndex(forwardBy: Frame.headerLength)
-        let body = buffer.readSlice(length: length)!
+        guard let range = next else { return .needMoreData }
+        buffer.moveReaderIndex(forwardBy: range.lowerBound)
+        let body = buffer.readSlice(length: range.count)!
         context.fireChannelRead(wrapInboundOut(body))
         return .continue
     }

@@ -26,16 +26,19 @@ extension LaunchServicesDaemon: ConnectionEvents {
                 return nil
             }
             let limits = configuration.connectionLimits
-            // A process an app started speaks as that app (its pid, or its nearest app
-            // ancestor); one an app let go (adopted by the daemon) as an unknown app. Known
-            // before the limits, since an app and its descendants share one app's share.
-            // Reading the ancestry opens /proc files: at the descriptor limit it is read
-            // again with the descriptor reserve released.
-            func ancestry() -> ProcessAncestry.Origin {
-                ProcessAncestry.origin(of: peer.pid, daemon: getpid()) { supervisor.app(pid: $0) }
+            func refuse(_ refusal: ConnectionShares.Refusal, _ holder: ConnectionShares.Holder) {
+                limitReached(refusal.limit, refusal.detail(for: holder, uid: peer.uid))
+                ConnectionTable.refuse(channel, with: OpenError(.unavailable, refusal.message(for: holder, uid: peer.uid, limits: limits)), linger: .milliseconds(250))
             }
-            var origin: ProcessAncestry.Origin = supervisor.app(pid: peer.pid).map { .app($0) } ?? (supervisor.hasSpawned ? ancestry() : .user)
-            if origin == .unknown { origin = DescriptorReserve.shared.withReleased(ancestry) }
+            // The user's limit and the process's share need only the pid: met before the
+            // peer's ancestry is read, so a flood at them pays no walk of /proc.
+            if let refusal = connections.shares.refusal(forProcess: peer.pid) {
+                refuse(refusal, ConnectionShares.Holder(pid: peer.pid, app: nil))
+                return nil
+            }
+            // Known before the app's share is counted, since an app and its descendants
+            // share one.
+            let origin = peerOrigin(peer.pid)
             let identity: String
             switch origin {
             case .app(let app): identity = app
@@ -48,15 +51,14 @@ extension LaunchServicesDaemon: ConnectionEvents {
             }
             let holder = ConnectionShares.Holder(pid: peer.pid, app: origin == .user ? nil : identity)
             if let refusal = connections.shares.refusal(for: holder) {
-                limitReached(refusal.limit, refusal.detail(for: holder, uid: peer.uid))
-                ConnectionTable.refuse(channel, with: OpenError(.unavailable, refusal.message(for: holder, uid: peer.uid, limits: limits)), linger: .milliseconds(250))
+                refuse(refusal, holder)
                 return nil
             }
             connection = ClientConnection(channel: channel, kind: .socket, identity: identity)
             connection.peerPID = peer.pid
             connection.holder = holder
             connection.descendsFromApp = origin != .user
-            connection.helloDeadline = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(limits.firstMessageTimeout.nanoseconds))) { [self] in
+            connection.helloDeadline = loop.assumeIsolated().scheduleTask(in: TimeAmount(limits.firstMessageTimeout)) { [self] in
                 guard !connection.greeted, !connection.closing else { return }
                 limitReached(.firstMessage, "pid \(peer.pid) said nothing for \(limits.firstMessageTimeout)")
                 connection.closing = true
@@ -69,17 +71,39 @@ extension LaunchServicesDaemon: ConnectionEvents {
         return connection
     }
 
+    /// The table forgets the connection at once; what the machine and the ledger hold for
+    /// it goes through the executor (`forgetClosed`), after the action list being carried
+    /// out if an action closed it.
+    /// Who a socket peer is: a process an app started speaks as that app (its pid, or its
+    /// nearest app ancestor); one an app let go (adopted by the daemon) as an unknown app.
+    /// The ancestry is read only once the daemon has started an app. Reading it opens /proc
+    /// files: at the descriptor limit it is read again with the descriptor reserve released.
+    func identify(_ pid: Int32) -> ProcessAncestry.Origin {
+        if let app = supervisor.app(pid: pid) { return .app(app) }
+        guard supervisor.hasSpawned else { return .user }
+        return DescriptorReserve.shared.retryingAtLimit {
+            ProcessAncestry.origin(of: pid, daemon: getpid()) { supervisor.app(pid: $0) }
+        } outOfDescriptors: { $0 == .unknown }
+    }
+
     func connectionClosed(_ connection: ClientConnection) {
         loop.assertInEventLoop()
         guard connections.remove(connection) else { return }
         connection.helloDeadline?.cancel()
+        for token in connection.reservations { reservations[token] = nil }
+        executor.connectionClosed(connection)
+    }
+
+    /// A closed connection's opens and app, handed to the machine between action lists.
+    func forgetClosed(_ connection: ClientConnection) {
         // Opens still queued for this caller are dropped: nobody would read their answers.
         // Those an app already has end in their own time; `lsctl history` records both.
         machine.withdraw(connection.waiting)
         for entry in executor.ledger.callerLeft(connection.waiting, owed: machine.owed(among: connection.waiting)) {
             executor.history.recordWithdrawn(source: entry.source, scheme: entry.scheme, app: entry.app)
         }
-        for token in connection.reservations { reservations[token] = nil }
+        // Likewise its waiting pasteboard requests; one under way ends unanswered.
+        pasteboardService.connectionClosed(connection)
         if let app = connection.appID, connections.detach(app, ifItIs: connection) != nil {
             perform(machine.disconnected(app: app))
         }
@@ -122,7 +146,7 @@ extension LaunchServicesDaemon: ConnectionEvents {
     /// Closes a connection whose peer finished sending once nothing is owed to it.
     func closeIfDone(_ connection: ClientConnection) {
         guard connection.finishedSending || connection.closing, connection.waiting.isEmpty,
-              pasteboardTraffic.lanes[ObjectIdentifier(connection)] == nil else { return }
+              pasteboardService.isIdle(connection) else { return }
         flushPending()
         connection.channel.close(promise: nil)
     }

@@ -42,8 +42,8 @@ extension LaunchServicesDaemon {
                 appsRegistered: registry.apps.count, schemesRegistered: registry.claimants.count,
                 appsRunning: machine.running.count, appsSuspended: machine.running.filter { $0.record.state == .suspended }.count,
                 opensServed: executor.ledger.served,
-                pasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty }.count,
-                persistentPasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty && $0.persistent }.count,
+                pasteboards: pasteboardService.boards.values.filter { !$0.items.isEmpty }.count,
+                persistentPasteboards: pasteboardService.boards.values.filter { !$0.items.isEmpty && $0.persistent }.count,
                 frontmost: machine.frontmost,
                 appsFolders: visible == nil ? configuration.appsFolders : [], refusedBundles: visible == nil ? registryService.refused.map(\.description) : [],
                 appLogs: visible == nil ? appLogsReport : nil,
@@ -72,8 +72,7 @@ extension LaunchServicesDaemon {
             }
             return .queryResult(json: JSONDocument.encode(rows))
         case .pasteboards:
-            expirePasteboards()
-            return .queryResult(json: JSONDocument.encode(pasteboards.list(now: unixNow).map(PasteboardReport.init)))
+            return .queryResult(json: JSONDocument.encode(pasteboardService.list().map(PasteboardReport.init)))
         case .running:
             return .queryResult(json: JSONDocument.encode(machine.running.filter { listed(registry.apps[$0.app]) }.map {
                 RunningReport(id: $0.app, state: $0.record.state.rawValue, pid: $0.record.pid, frontmost: machine.frontmost == $0.app,

@@ -29,7 +29,7 @@ extension LaunchServicesDaemon {
         case .awaitCallback:
             reserveCallback(id: envelope.id, for: connection)
         case .pasteboard(let request):
-            pasteboardRequested(request, id: envelope.id, from: connection)
+            pasteboardService.requested(request, id: envelope.id, from: connection)
         case .canOpen(let url):
             canOpen(url, id: envelope.id, from: connection)
         case .query, .command:

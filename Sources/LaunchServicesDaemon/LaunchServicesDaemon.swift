@@ -2,14 +2,16 @@ import Foundation
 import LaunchServicesCore
 import LaunchServicesProtocol
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// The daemon: a short coordinator over small loop-confined parts. The launch state machine
 /// decides every app's fate; `ActionExecutor` carries its actions out and reports back what
 /// happened; `ConnectionTable` owns the peers, `ProcessSupervisor` the app processes,
 /// `RegistryService` the registry and its database, `SocketListener` the socket, and
-/// `ServiceManagerStatus` what systemd hears. Requests are routed in the `+Requests`,
-/// `+Queries`, `+Commands`, `+Callbacks`, `+Pasteboard` and `+CheckIn` extensions.
+/// `ServiceManagerStatus` what systemd hears, `PasteboardService` the pasteboards. Requests
+/// are routed in the `+Requests`, `+Queries`, `+Commands`, `+Callbacks` and `+CheckIn`
+/// extensions.
 ///
 /// Everything runs on one event loop: every channel, timer and exit notification is
 /// brought onto `loop`, so state needs no locks. The compiler cannot see that confinement,
@@ -41,9 +43,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     let executor: ActionExecutor
     let launcher: any AppLaunching
     private let serviceManager = ServiceManagerStatus()
-    /// The pasteboards and where persistent ones are kept.
-    var pasteboards = Pasteboards()
-    var pasteboardStore: PasteboardStore?
+    /// The pasteboards, their requests' order and where persistent ones are kept.
+    let pasteboardService: PasteboardService
     /// The state folder's lock (`StateFolderLock`), held from the start for the daemon's life.
     private var stateLock: StateFolderLock?
     /// Databases found damaged at this start and set aside (`lsctl status`).
@@ -55,9 +56,6 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// What the daemon cannot keep, as it stands (`lsctl status`): e.g. no persistent
     /// pasteboards because `pasteboard.sqlite` could not be opened.
     var storageProblems: [String] = []
-    let pasteboardTraffic: PasteboardTraffic
-    /// Milliseconds since the Unix epoch (pasteboard expiry); the testing kit's moves with its loop.
-    let wallClock: @Sendable () -> Int64
     /// Callback addresses reserved by callers that own no scheme (`lsopen --wait`), by token.
     var reservations: [String: CallbackReservation] = [:]
     /// canOpenURL denials already logged (app and scheme), so each is logged once.
@@ -66,6 +64,12 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// `lsctl quit` callers, answered when the app has exited.
     var quitWaiters: [String: [QuitWaiter]] = [:]
     private var serverChannel: Channel?
+    /// How long a stop waits for the state databases' queues before it gives up closing
+    /// them (`closeDatabases`).
+    var databaseCloseTimeout: Duration = .seconds(5)
+    /// Who a socket peer is (`identify`, which may walk `/proc`); a test replaces it to
+    /// count the walks.
+    var peerOrigin: (Int32) -> ProcessAncestry.Origin = { _ in .user }
 
     public convenience init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String? = nil, activatedSocket: Int32? = nil, loop: EventLoop, logger: Logger) {
         self.init(configuration: configuration, socketPath: socketPath, stateFolder: stateFolder, activatedSocket: activatedSocket,
@@ -95,16 +99,22 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         started = loop.now
         machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background, maximumOpensInFlight: configuration.maximumOpensInFlightPerApp)
         registryService = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders, files: workers.files, wallClock: workers.wallClock, makeWatcher: workers.folderWatcher)
-        pasteboardTraffic = PasteboardTraffic(workers: workers)
-        wallClock = workers.wallClock
         connections = ConnectionTable(limits: configuration.connectionLimits, logger: logger, loop: loop)
         supervisor = ProcessSupervisor(loop: loop, launcher: launcher, logger: logger)
         executor = ActionExecutor(loop: loop, logger: logger, configuration: configuration, supervisor: supervisor, connections: connections)
+        pasteboardService = PasteboardService(limits: configuration.pasteboardLimits, keepsState: stateFolder != nil, loop: loop, logger: logger, connections: connections,
+                                              worker: workers.passwords, saver: workers.pasteboardSaves, hasher: workers.hasher,
+                                              clock: { [wallClock = workers.wallClock] in UInt64(max(0, wallClock() / 1000)) })
         executor.feedback = { [unowned self] in handle($0) }
         executor.phaseIsRunning = { [unowned self] in machine.isRunning(app: $0, phaseToken: $1) }
         executor.bundle = { [unowned self] in registry.apps[$0] }
         executor.appPipeline = { [unowned self] channel, app in installPipeline(on: channel, kind: .app(app)) }
         supervisor.exited = { [unowned self] in processExited($0, status: $1) }
+        peerOrigin = { [unowned self] in identify($0) }
+        pasteboardService.released = { [unowned self] connection in
+            // A peer that half-closed waits for these answers too; once they are out, it can go.
+            if connection.finishedSending { closeIfDone(connection) }
+        }
     }
 
     /// Monotonic nanoseconds, from the loop's clock (an embedded loop's in tests).
@@ -154,9 +164,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             keptDatabases = kept
             storageProblems = problems
             registryService.apply(loaded)
-            self.pasteboardStore = pasteboardStore
-            pasteboards = Pasteboards(limits: configuration.pasteboardLimits, restoring: savedPasteboards)
-            expirePasteboards()
+            pasteboardService.adopt(store: pasteboardStore, saved: savedPasteboards, problem: problems.first)
         }.get()
         if let stateFolder {
             // Armed after the list above was taken in; it lists again once armed, so nothing
@@ -229,16 +237,63 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// Closes the state databases once the writes queued for them are done, each on its own
     /// queue: SQLite copies the log into the file and removes it, so a stopped daemon leaves
     /// one file per database. The state folder's lock goes with the process.
-    private func closeDatabases() async {
-        guard let (registry, pasteboard) = try? await loop.submit({ (self.registryService.store, self.pasteboardStore) }).get() else { return }
-        for (store, queue) in [(registry.map { $0.database }, registryService.files), (pasteboard.map { $0.database }, pasteboardTraffic.saver)] {
-            guard let store else { continue }
-            let failure: Error? = await withCheckedContinuation { done in
-                queue.async {
-                    do { try store.close(); done.resume(returning: nil) } catch { done.resume(returning: error) }
+    ///
+    /// Work under way when the daemon stopped may still queue a write: a rescan (or a
+    /// registration) reads on `files`, then saves from the loop on `files` again; a
+    /// pasteboard copy with a password is hashed on `worker`, then saved from the loop on
+    /// `saver`. So each close waits for that first queue, then for the loop, and only then
+    /// goes on its own queue; nothing new starts once `beginShutdown` has stopped the folder
+    /// watch and closed the connections. Closed straight away, such a late write failed
+    /// and was logged as an error at the stop.
+    ///
+    /// Each database's wait is bounded (`databaseCloseTimeout`): a queue still busy then (a
+    /// scan of a folder that does not answer) is left as it is, that file is not closed,
+    /// and the next start replays its log.
+    func closeDatabases() async {
+        guard let (registry, pasteboard) = try? await loop.submit({ (self.registryService.store, self.pasteboardService.store) }).get() else { return }
+        if let registry {
+            await close(registry.file, after: registryService.files, on: registryService.files) { try registry.close() }
+        }
+        if let pasteboard {
+            await close(pasteboard.file, after: pasteboardService.worker, on: pasteboardService.saver) { try pasteboard.close() }
+        }
+    }
+
+    /// Closes one database on `queue` once `first` and then the loop have done what they
+    /// had, within `databaseCloseTimeout`; says by name when it could not.
+    private func close(_ file: String, after first: WorkQueue, on queue: WorkQueue, _ closing: @escaping @Sendable () throws -> Void) async {
+        let deadline = DispatchTime.now() + .nanoseconds(Int(TimeAmount(databaseCloseTimeout).nanoseconds))
+        var busy = first
+        var result: Result<Void, Error>?
+        if await Self.run(on: first, until: deadline, {}) != nil {
+            _ = try? await loop.submit {}.get()
+            busy = queue
+            result = await Self.run(on: queue, until: deadline) { Result { try closing() } }
+        }
+        switch result {
+        case .none:
+            logger.warning("could not close \(file) within \(databaseCloseTimeout) of stopping: \(busy.label) is still busy; stopping without closing it (the next start replays its log)")
+        case .failure(let failure)?:
+            logger.warning("could not close \(file): \(failure)")
+        case .success?:
+            break
+        }
+    }
+
+    /// Runs `work` on `queue` and waits for its result until `deadline`; nil if it has not
+    /// finished by then (it still runs, later).
+    private static func run<T: Sendable>(on queue: WorkQueue, until deadline: DispatchTime, _ work: @escaping @Sendable () -> T) async -> T? {
+        await withCheckedContinuation { (done: CheckedContinuation<T?, Never>) in
+            let answered = NIOLockedValueBox(false)
+            let answer: @Sendable (T?) -> Void = { result in
+                let first = answered.withLockedValue { answered in
+                    defer { answered = true }
+                    return !answered
                 }
+                if first { done.resume(returning: result) }
             }
-            if let failure { logger.warning("could not close \(store.path): \(failure)") }
+            queue.async { answer(work()) }
+            DispatchQueue.global().asyncAfter(deadline: deadline) { answer(nil) }
         }
     }
 
@@ -258,7 +313,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         perform(machine.shutdown(now: now))
         flushPending()
         for connection in connections.connections { connection.channel.close(promise: nil) }
-        return supervisor.waitForAllToExit(grace: .nanoseconds(Int64(configuration.shutdownGrace.nanoseconds)))
+        return supervisor.waitForAllToExit(grace: TimeAmount(configuration.shutdownGrace))
     }
 
     // MARK: Events in, actions out
@@ -267,10 +322,11 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         executor.perform(actions)
     }
 
-    /// What the executor learned while acting, handed to the machine. The executor calls it
-    /// only once the action list that produced it is done, never from inside one; what the
-    /// machine then returns is carried out at once. Whatever it sends is flushed here, since
-    /// the event that started the list may have flushed already.
+    /// What the executor learned while acting (or a connection that closed), handed to the
+    /// machine. The executor calls it only once the action list that produced it is done,
+    /// never from inside one; what the machine then returns is carried out at once.
+    /// Whatever it sends is flushed here, since the event that started the list may have
+    /// flushed already.
     private func handle(_ feedback: ActionExecutor.Feedback) {
         switch feedback {
         case .spawned(let app, let pid):
@@ -289,6 +345,8 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
             flushPending()
         case .answered(let connection):
             if connection.finishedSending { closeIfDone(connection) }
+        case .closed(let connection):
+            forgetClosed(connection)
         }
     }
 
@@ -318,11 +376,4 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 public struct DaemonError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
-}
-
-extension Duration {
-    var nanoseconds: UInt64 {
-        let (s, atto) = components
-        return UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, atto)) / 1_000_000_000
-    }
 }

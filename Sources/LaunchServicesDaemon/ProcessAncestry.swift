@@ -57,20 +57,15 @@ enum ProcessAncestry {
         return .user
     }
 
-    /// The parent pid: field 4 of `/proc/PID/stat`, after the command name in parentheses
-    /// (which may itself hold spaces and parentheses, so the last `)` is searched).
-    static func parent(of pid: Int32) -> Int32? {
-        guard let stat = statFields(of: pid) else { return nil }
-        return stat.parent
-    }
-
     /// The state letter and the parent pid from `/proc/PID/stat`.
     static func statFields(of pid: Int32) -> (state: UInt8, parent: Int32)? {
         try? readStat(of: pid)
     }
 
     /// `statFields`, saying why it failed: a process that is gone ends a chain, while a
-    /// daemon out of descriptors knows nothing (a user's process is not assumed).
+    /// daemon out of descriptors knows nothing (a user's process is not assumed). The parent
+    /// is field 4, after the command name in parentheses (which may itself hold spaces and
+    /// parentheses, so the last `)` is searched).
     static func readStat(of pid: Int32) throws(Unreadable) -> (state: UInt8, parent: Int32) {
         let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {

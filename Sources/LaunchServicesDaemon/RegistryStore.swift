@@ -30,6 +30,7 @@ public final class RegistryStore: Sendable {
     let database: StateDatabase
     /// What this open found damaged and set aside (a new file was started), if anything.
     var damage: DamagedDatabase? { database.damage }
+    var file: String { database.path }
 
     /// Opens (creating if needed) `folder/registry.sqlite`; a damaged one is set aside first.
     public init(folder: String) throws {

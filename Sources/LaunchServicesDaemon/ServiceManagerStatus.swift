@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import LaunchServicesSystemd
 import Logging
 import NIOCore
@@ -6,7 +9,8 @@ import NIOCore
 /// `WATCHDOG=1` at half the `WatchdogSec=` interval. The pings come from a task on the
 /// daemon's own loop, so a stalled loop stops pinging and systemd notices. A working daemon
 /// at its descriptor limit keeps pinging: `sd_notify` opens a socket for every message, so
-/// each is sent with the descriptor reserve released for it. Loop-confined.
+/// one that failed for want of a descriptor is sent again with the descriptor reserve
+/// released for it. Loop-confined.
 final class ServiceManagerStatus {
     private var task: RepeatedTask?
     private var lastStatus = ""
@@ -20,7 +24,7 @@ final class ServiceManagerStatus {
         lastStatus = status()
         Self.notify("READY=1\nSTATUS=\(lastStatus)")
         let reporter = NIOLoopBound((self, status), eventLoop: loop)
-        task = loop.scheduleRepeatedTask(initialDelay: .zero, delay: .nanoseconds(Int64(interval.nanoseconds))) { _ in
+        task = loop.scheduleRepeatedTask(initialDelay: .zero, delay: TimeAmount(interval)) { _ in
             let (this, status) = reporter.value
             var assignments: [String] = []
             if watchdog != nil { assignments.append("WATCHDOG=1") }
@@ -40,9 +44,10 @@ final class ServiceManagerStatus {
         task?.cancel()
     }
 
-    /// `sd_notify` with a descriptor free for its socket, even at the descriptor limit.
+    /// `sd_notify` (`send`), and once more with the descriptor reserve released if it found
+    /// no descriptor for its socket, so it reaches systemd even at the descriptor limit.
     @discardableResult
-    private static func notify(_ assignments: String) -> Bool {
-        DescriptorReserve.shared.withReleased { SystemdNotifier.notify(assignments) }
+    static func notify(_ assignments: String, reserve: DescriptorReserve = .shared, send: (String) -> Int32 = SystemdNotifier.send) -> Bool {
+        reserve.retryingAtLimit { send(assignments) } outOfDescriptors: { $0 == -EMFILE || $0 == -ENFILE } > 0
     }
 }

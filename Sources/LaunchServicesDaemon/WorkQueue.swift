@@ -9,18 +9,20 @@ import NIOCore
 package struct WorkQueue: Sendable {
     /// The thread's queue, which the folder watchers' dispatch sources need; `nil` on the loop.
     let dispatchQueue: DispatchQueue?
+    /// What a log line calls it (a stop that gives up waiting for it names it).
+    let label: String
     private let submit: @Sendable (@escaping @Sendable () -> Void) -> Void
 
     /// A serial thread named `label`.
     package static func thread(_ label: String) -> WorkQueue {
         let queue = DispatchQueue(label: label)
-        return WorkQueue(dispatchQueue: queue) { queue.async(execute: $0) }
+        return WorkQueue(dispatchQueue: queue, label: label) { queue.async(execute: $0) }
     }
 
     /// The loop itself: each piece of work runs as a later task on `loop`. It blocks the loop
     /// while it runs, so only a test's loop uses it.
     package static func onLoop(_ loop: EventLoop) -> WorkQueue {
-        WorkQueue(dispatchQueue: nil) { loop.execute($0) }
+        WorkQueue(dispatchQueue: nil, label: "the event loop") { loop.execute($0) }
     }
 
     func async(_ work: @escaping @Sendable () -> Void) { submit(work) }
@@ -32,9 +34,9 @@ package struct WorkQueue: Sendable {
 package struct DaemonWorkers: Sendable {
     /// Bundle reads, check-in verification and the registry database (`RegistryService.files`).
     var files: WorkQueue
-    /// Password hashes and checks: one at a time (`PasteboardTraffic.worker`).
+    /// Password hashes and checks: one at a time (`PasteboardService.worker`).
     var passwords: WorkQueue
-    /// Writes of kept pasteboards (`PasteboardTraffic.saver`).
+    /// Writes of kept pasteboards (`PasteboardService.saver`).
     var pasteboardSaves: WorkQueue
     var hasher: any PasswordHasher
     /// Milliseconds since the Unix epoch: registration times and pasteboard expiry.

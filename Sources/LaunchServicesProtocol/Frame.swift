@@ -38,4 +38,13 @@ public enum Frame {
         guard length <= limit else { throw .frameTooLarge(length: length, limit: limit) }
         return length
     }
+
+    /// Where the first whole frame's body lies in `bytes` (which start at a length prefix);
+    /// `nil` until all of it has arrived. The one splitter: the daemon's decoder, the
+    /// client's connection and the testing kit each call it, with their own limit, so a
+    /// length is validated (`declaredLength`) the same way on both ends of the socket.
+    public static func nextBody(_ bytes: UnsafeRawBufferPointer, limit: Int) throws(WireError) -> Range<Int>? {
+        guard let length = try declaredLength(bytes, limit: limit), bytes.count >= headerLength + length else { return nil }
+        return headerLength..<(headerLength + length)
+    }
 }

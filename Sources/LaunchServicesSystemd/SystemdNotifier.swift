@@ -14,7 +14,14 @@ public enum SystemdNotifier {
     /// `STOPPING=1`). Returns whether the manager received them.
     @discardableResult
     public static func notify(_ assignments: String) -> Bool {
-        sd_notify(0, assignments) > 0
+        send(assignments) > 0
+    }
+
+    /// `notify` with `sd_notify`'s own result: positive once sent, 0 with no manager
+    /// listening, a negative errno when it failed (`-EMFILE` or `-ENFILE`: no descriptor was
+    /// free for the socket it opens for each message).
+    public static func send(_ assignments: String) -> Int32 {
+        sd_notify(0, assignments)
     }
 
     /// The watchdog interval (`WatchdogSec=`) when the manager expects pings, else `nil`.

@@ -56,8 +56,13 @@ enum FuzzTarget: String, CaseIterable {
 
     static func frame(_ bytes: [UInt8]) {
         let length = try? bytes.withUnsafeBytes { (raw) throws(WireError) in try Frame.declaredLength(raw, limit: Frame.defaultMaximumLength) }
+        // The one splitter every reader calls must cut exactly what the prefix declares.
+        let body = try? bytes.withUnsafeBytes { (raw) throws(WireError) in try Frame.nextBody(raw, limit: Frame.defaultMaximumLength) }
         if let length = length ?? nil, bytes.count >= Frame.headerLength + length {
+            guard body == Frame.headerLength ..< Frame.headerLength + length else { fatalError("the splitter cut \(String(describing: body)) where the prefix declares \(length) bytes") }
             _ = try? Envelope.decode(Array(bytes[Frame.headerLength ..< Frame.headerLength + length]))
+        } else if let body = body ?? nil {
+            fatalError("the splitter cut \(body) from a frame that has not all arrived")
         }
         guard let envelope = try? Envelope.decode(bytes) else { return }
         let again = Array(Frame.encode(envelope).dropFirst(Frame.headerLength))

@@ -125,7 +125,46 @@ struct DaemonRobustnessTests {
             if case .openResult(let outcome) = envelope.message { opened = outcome.opened }
         }
         #expect(opened, "the cold open's answer arrives after the peer stopped sending")
-        #expect(throws: ClientError.self, "then the daemon closes") { _ = try connection.receive(waitingFor: "close", deadline: .now + .seconds(10)) }
+        expectClosed(connection)
+    }
+
+    @Test("a peer that shuts down its sending side reads its pasteboard answers, the delayed wrong-password one included, then the daemon closes")
+    func halfCloseWithPasteboardWaiting() throws {
+        let h = try DaemonHarness(apps: [])
+        defer { h.stop() }
+        #expect(try h.lsctl("pasteboard", "copy", "--name", "p", "--password", "right", "--text", "v").status == 0)
+        let connection = try FrameConnection.connect(path: h.socket)
+        defer { connection.close() }
+        // The wrong guess holds the connection for a second; the paste waits behind it.
+        try connection.send(Frame.encode(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .client, program: "t")))
+                            + Frame.encode(Envelope(id: 1, .pasteboard(PasteboardRequest(.paste, name: "p", password: "wrong"))))
+                            + Frame.encode(Envelope(id: 2, .pasteboard(PasteboardRequest(.paste, name: "p", password: "right")))))
+        shutdown(connection.fd, Int32(SHUT_WR))
+        var answers: [UInt32: Message] = [:]
+        while answers.count < 2 {
+            let envelope = try connection.receive(waitingFor: "the pasteboard answers", deadline: .now + .seconds(20))
+            if envelope.id != 0 { answers[envelope.id] = envelope.message }
+        }
+        guard case .failure(let wrong) = answers[1], case .pasteboardResult(let pasted) = answers[2] else {
+            Issue.record("\(answers)")
+            return
+        }
+        #expect(wrong.code == .notPermitted)
+        #expect(pasted.items.first?.text == "v")
+        expectClosed(connection)
+    }
+
+    /// The daemon closes the connection: end of file, not a timeout nor another frame.
+    func expectClosed(_ connection: FrameConnection, sourceLocation: SourceLocation = #_sourceLocation) {
+        do {
+            let envelope = try connection.receive(waitingFor: "close", deadline: .now + .seconds(10))
+            Issue.record("the daemon sent \(envelope.message.kindName) instead of closing", sourceLocation: sourceLocation)
+        } catch {
+            guard case .connectionClosed = error else {
+                Issue.record("the daemon did not close the connection: \(error)", sourceLocation: sourceLocation)
+                return
+            }
+        }
     }
 
     @Test("a refused peer that already wrote more reads the reason, not a reset")

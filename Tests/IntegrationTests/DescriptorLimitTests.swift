@@ -92,7 +92,7 @@ struct DescriptorLimitTests {
         let full = try DescriptorLimit(daemon: h, room: 8)
         defer { full.release() }
         #expect(DescriptorLimit.openDescriptors(h.daemonPID) >= full.limit - 1, "the daemon is at its descriptor limit")
-        // A caller at the limit reads why it is refused, instead of waiting in the backlog.
+        // The first caller at the limit reads why it is refused.
         if case .failure(let error) = full.refusal?.message {
             #expect(error.code == .unavailable && error.message.contains("LimitNOFILE"), "\(error)")
         } else {

@@ -124,6 +124,19 @@ struct ConnectionSharesTests {
         #expect(mixed.maximumPerProcess == 32 && mixed.maximumPerApp == 16)
     }
 
+    @Test("the shipped config/launchservicesd.json, copied with only maximumPerUser changed, loads with the shares scaled", arguments: [64, 1024])
+    func shippedSampleScales(user: Int) throws {
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let sample = try String(contentsOfFile: repo + "/config/launchservicesd.json", encoding: .utf8)
+        #expect(sample.contains(#""maximumPerUser": 256,"#))
+        let copied = sample.replacingOccurrences(of: #""maximumPerUser": 256,"#, with: #""maximumPerUser": \#(user),"#)
+        let limits = try load(copied)
+        #expect(limits.maximumPerUser == user)
+        #expect(limits.maximumPerProcess == user / 4)
+        #expect(limits.maximumPerApp == user / 2)
+        #expect(limits.reservedForFirstConnections == user / 16)
+    }
+
     @Test("out-of-range shares are refused, naming the key and the range", arguments: [
         (#"{"connections": {"maximumPerProcess": 0}}"#, "connections.maximumPerProcess is 0; give 1 to 256"),
         (#"{"connections": {"maximumPerProcess": 257}}"#, "connections.maximumPerProcess is 257; give 1 to 256"),

@@ -73,6 +73,18 @@ public final class InProcessClient {
         return outcome
     }
 
+    /// Stops reading, as a peer that never reads its replies: from now on what the daemon
+    /// writes to it stays queued on the daemon's side (`unreadBytes`), as in a socket buffer
+    /// nobody empties, until the daemon's `connections.maximumQueuedOutputBytes` ends it.
+    public func stopReading() {
+        try? channel.pipeline.syncOperations.addHandler(UnflushedWrites(), position: .first)
+    }
+
+    /// What the daemon wrote and this peer has not read (since `stopReading`), in bytes.
+    public var unreadBytes: Int {
+        (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+    }
+
     /// Closes the connection, as a tool that exits would.
     public func disconnect() {
         channel.close(promise: nil)
@@ -96,4 +108,12 @@ public final class InProcessClient {
         }
         while let envelope = frames.next() { inbox.append(envelope) }
     }
+}
+
+/// Keeps the daemon's writes on its side of an embedded channel: flushes go no further, so
+/// the channel's pending bytes grow as they would for a socket whose peer never reads.
+private final class UnflushedWrites: ChannelOutboundHandler {
+    typealias OutboundIn = NIOAny
+
+    func flush(context: ChannelHandlerContext) {}
 }
