@@ -19,6 +19,13 @@ extension LaunchServicesDaemon {
         for bundle in bundles { registryService.register(bundle, source: .manual, at: time) }
     }
 
+    /// Reads the apps folders and takes them in, then watches them, as `loadRegistry` does
+    /// without a state folder, on the loop: for the testing kit, whose loop is its worker.
+    package func loadAppsFoldersInMemory() throws {
+        loop.assertInEventLoop()
+        registryService.apply(try RegistryService.read(stateFolder: nil, folders: configuration.appsFolders, now: registryService.wallClock()))
+    }
+
     package func setDefaultInMemory(_ app: String?, for scheme: URLScheme) {
         loop.assertInEventLoop()
         registryService.setDefault(app, for: scheme)

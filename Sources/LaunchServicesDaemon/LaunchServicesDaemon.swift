@@ -82,9 +82,10 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
     /// spawned as processes (the testing kit's launchers).
     var appLogsReport: String? { (launcher as? AppLauncher)?.output?.report }
 
-    /// A daemon whose apps are started by `launcher` (the testing kit passes one whose apps
-    /// live in memory).
-    package init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String?, activatedSocket: Int32?, launcher: any AppLaunching, loop: EventLoop, logger: Logger) {
+    /// A daemon whose apps are started by `launcher` and whose blocking work runs on
+    /// `workers` (the testing kit passes apps that live in memory, and workers on its loop).
+    package init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String?, activatedSocket: Int32?, launcher: any AppLaunching, loop: EventLoop, logger: Logger,
+                 workers: DaemonWorkers = .threads()) {
         self.configuration = configuration
         self.socketPath = socketPath
         self.stateFolder = stateFolder
@@ -94,11 +95,13 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
         self.launcher = launcher
         started = loop.now
         machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background, maximumOpensInFlight: configuration.maximumOpensInFlightPerApp)
-        registryService = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders)
+        registryService = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders, files: workers.files, wallClock: workers.wallClock, makeWatcher: workers.folderWatcher)
         connections = ConnectionTable(limits: configuration.connectionLimits, logger: logger, loop: loop)
         supervisor = ProcessSupervisor(loop: loop, launcher: launcher, logger: logger)
         executor = ActionExecutor(loop: loop, logger: logger, configuration: configuration, supervisor: supervisor, connections: connections)
-        pasteboardService = PasteboardService(limits: configuration.pasteboardLimits, keepsState: stateFolder != nil, loop: loop, logger: logger, connections: connections)
+        pasteboardService = PasteboardService(limits: configuration.pasteboardLimits, keepsState: stateFolder != nil, loop: loop, logger: logger, connections: connections,
+                                              worker: workers.passwords, saver: workers.pasteboardSaves, hasher: workers.hasher,
+                                              clock: { [wallClock = workers.wallClock] in UInt64(max(0, wallClock() / 1000)) })
         executor.feedback = { [unowned self] in handle($0) }
         executor.phaseIsRunning = { [unowned self] in machine.isRunning(app: $0, phaseToken: $1) }
         executor.bundle = { [unowned self] in registry.apps[$0] }
@@ -255,7 +258,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     /// Closes one database on `queue` once `first` and then the loop have done what they
     /// had, within `databaseCloseTimeout`; says by name when it could not.
-    private func close(_ file: String, after first: DispatchQueue, on queue: DispatchQueue, _ closing: @escaping @Sendable () throws -> Void) async {
+    private func close(_ file: String, after first: WorkQueue, on queue: WorkQueue, _ closing: @escaping @Sendable () throws -> Void) async {
         let deadline = DispatchTime.now() + .nanoseconds(Int(TimeAmount(databaseCloseTimeout).nanoseconds))
         var busy = first
         var result: Result<Void, Error>?
@@ -276,7 +279,7 @@ public final class LaunchServicesDaemon: @unchecked Sendable {
 
     /// Runs `work` on `queue` and waits for its result until `deadline`; nil if it has not
     /// finished by then (it still runs, later).
-    private static func run<T: Sendable>(on queue: DispatchQueue, until deadline: DispatchTime, _ work: @escaping @Sendable () -> T) async -> T? {
+    private static func run<T: Sendable>(on queue: WorkQueue, until deadline: DispatchTime, _ work: @escaping @Sendable () -> T) async -> T? {
         await withCheckedContinuation { (done: CheckedContinuation<T?, Never>) in
             let answered = NIOLockedValueBox(false)
             let answer: @Sendable (T?) -> Void = { result in

@@ -27,10 +27,11 @@ final class PasteboardService {
     /// Wall-clock seconds since the Unix epoch: expiry holds across restarts.
     private let clock: () -> UInt64
     /// The one hashing thread: each hash holds 19 MiB for tens of ms, so one at a time bounds
-    /// both the memory and the daemon-wide guessing rate.
-    let worker = DispatchQueue(label: "launchservicesd.passwords")
-    /// Where kept pasteboards are written, in order, off the loop (not behind password work).
-    let saver = DispatchQueue(label: "launchservicesd.pasteboard-store")
+    /// both the memory and the daemon-wide guessing rate (`DaemonWorkers.passwords`).
+    let worker: WorkQueue
+    /// Where kept pasteboards are written, in order, off the loop (not behind password work;
+    /// `DaemonWorkers.pasteboardSaves`).
+    let saver: WorkQueue
     /// The connections whose requests are waiting or under way, for the answers that come later.
     private var peers: [Peer: ClientConnection] = [:]
     /// A connection's last waiting request was answered: the coordinator closes it if its
@@ -38,10 +39,14 @@ final class PasteboardService {
     var released: (ClientConnection) -> Void = { _ in }
 
     /// `keepsState`: the daemon has a state folder, so kept pasteboards must be saved; until
-    /// `adopt` brings the store, a copy that should be kept is refused.
+    /// `adopt` brings the store, a copy that should be kept is refused. `worker` and `saver`
+    /// are threads in the daemon and the loop itself in the testing kit (`DaemonWorkers`).
     init(limits: PasteboardLimits, keepsState: Bool, loop: EventLoop, logger: Logger, connections: ConnectionTable,
+         worker: WorkQueue, saver: WorkQueue,
          hasher: any PasswordHasher = Argon2idHasher(), clock: @escaping () -> UInt64 = { UInt64(max(0, time(nil))) }) {
         self.loop = loop
+        self.worker = worker
+        self.saver = saver
         self.logger = logger
         self.connections = connections
         self.hasher = hasher
@@ -146,7 +151,8 @@ final class PasteboardService {
         }
     }
 
-    /// Hashes or checks a password on the hashing thread, then reports back on the loop.
+    /// Hashes or checks a password on the hashing thread, then reports back on the loop (a
+    /// later task there, even when `worker` is the loop itself).
     private func check(_ work: PasswordWork, token: PasteboardScheduler.Token) {
         let hasher = hasher
         let service = NIOLoopBound(self, eventLoop: loop)

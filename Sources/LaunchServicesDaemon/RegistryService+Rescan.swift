@@ -17,11 +17,13 @@ extension RegistryService {
 
     /// Watches the apps folders; a change schedules one rescan 200 ms later (a burst of
     /// file events, such as copying a bundle in, becomes one rescan).
+    /// The watcher is the daemon's `DaemonWorkers.folderWatcher` (inotify on the `files`
+    /// thread; the testing kit's is triggered by the test).
     func startWatching() {
         guard watchFolders else { return }
         let loop = self.loop
         let service = NIOLoopBound(self, eventLoop: loop)
-        let watcher = FolderWatcher(queue: files) {
+        let watcher = makeWatcher {
             loop.execute {
                 let self_ = service.value
                 guard self_.pendingRescan == nil, !self_.stopped else { return }

@@ -27,7 +27,9 @@ final class RegistryService {
     let folders: [String]
     let watchFolders: Bool
     /// Where files are read and the database written, in order, off the loop.
-    let files = DispatchQueue(label: "launchservicesd.files")
+    let files: WorkQueue
+    /// Milliseconds since the Unix epoch, for registration times (the testing kit moves it).
+    let wallClock: @Sendable () -> Int64
     private(set) var registry = Registry()
     private(set) var store: RegistryStore?
     var sources: [String: RegistryStore.Source] = [:]
@@ -35,7 +37,9 @@ final class RegistryService {
     var refused: [BundleError] = []
     /// What the last scan could not read, for `lsctl status` (`RegistryService+Rescan`).
     var unreadable: [UnreadablePath] = []
-    var watcher: FolderWatcher?
+    var watcher: (any FolderWatching)?
+    /// Makes the apps folders' watcher, given what to call on a change (`DaemonWorkers`).
+    let makeWatcher: FolderWatching.Maker
     var pendingRescan: Scheduled<Void>?
     /// The retry of a scan that could not read everything, and the wait before the next one.
     var pendingRetry: Scheduled<Void>?
@@ -46,8 +50,12 @@ final class RegistryService {
     /// The last registration time handed out (`issueTime`), so times only grow.
     private var lastIssued: Int64 = 0
 
-    init(loop: EventLoop, logger: Logger, folders: [String], watchFolders: Bool) {
+    init(loop: EventLoop, logger: Logger, folders: [String], watchFolders: Bool, files: WorkQueue,
+         wallClock: @escaping @Sendable () -> Int64 = { RegistryStore.millisecondsNow() }, makeWatcher: @escaping FolderWatching.Maker = { _ in nil }) {
         self.loop = loop
+        self.makeWatcher = makeWatcher
+        self.files = files
+        self.wallClock = wallClock
         self.logger = logger
         self.folders = folders
         self.watchFolders = watchFolders
@@ -58,7 +66,7 @@ final class RegistryService {
     /// unless a test stands in). A folder bundle whose id was registered by hand from another
     /// path is refused. A saved folder app in a folder or bundle the scan could not read now
     /// stays as saved (`ScanCoverage`).
-    static func read(stateFolder: String?, folders: [String],
+    static func read(stateFolder: String?, folders: [String], now: Int64 = RegistryStore.millisecondsNow(),
                      scan scanFolders: ([String]) -> BundleLoader.ScanResult = BundleLoader.scan) throws -> Loaded {
         var stored: [RegistryStore.Stored] = []
         var defaults: [URLScheme: String] = [:]
@@ -90,7 +98,7 @@ final class RegistryService {
         stored = []
         // Bundles that arrived while the daemon was not running: registered now, after every
         // stored registration even if the clock went back.
-        let scanTime = max(RegistryStore.millisecondsNow(), latest + 1)
+        let scanTime = max(now, latest + 1)
         let scan = scanFolders(folders)
         var refused = scan.errors
         var fromFolders: [RegistryStore.Registration] = []
@@ -168,7 +176,7 @@ final class RegistryService {
     /// always later than the last one handed out (two registrations never share a time,
     /// unless they come from one scan, and a clock set back does not reorder them).
     func issueTime() -> Int64 {
-        lastIssued = max(RegistryStore.millisecondsNow(), lastIssued + 1)
+        lastIssued = max(wallClock(), lastIssued + 1)
         return lastIssued
     }
 

@@ -94,16 +94,16 @@ struct IncompleteScanTests {
             let state = root + "/state"
             let loop = EmbeddedEventLoop()
             let service = RegistryService(loop: loop, logger: Logger(label: "incomplete-scan-tests") { _ in SwiftLogNoOpLogHandler() },
-                                          folders: [apps], watchFolders: false)
+                                          folders: [apps], watchFolders: false, files: .onLoop(loop))
             defer {
                 service.stop()
                 try? service.store?.close()
             }
             service.apply(try RegistryService.read(stateFolder: state, folders: [apps]))
             let times = try #require(service.store).load().apps.reduce(into: [String: Int64]()) { $0[$1.app.id] = $1.registeredAt }
-            /// Waits for the saves on `files`, then runs their completions on the loop.
+            /// Runs the saves (their work queue is the loop), then their completions.
             func settle() {
-                service.files.sync {}
+                loop.run()
                 loop.run()
             }
 

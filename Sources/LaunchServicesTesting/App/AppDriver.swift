@@ -23,10 +23,17 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
     public let pasteboards: MemoryPasteboards
 
     private let outbound: DriverOutbound
-    /// The daemon's phase tokens: the ids of `launchMethod` and `deliver`.
-    private var tokens = RequestIDs()
+    /// The daemon's own lifecycle machine: it decides what the app is sent and what each
+    /// open's caller hears. The driver only carries out its actions.
+    private var machine = LaunchStateMachine()
+    /// The machine's clock: it never moves (the driver arms no timers).
+    private let now: UInt64 = 0
+    private var nextRequest: UInt64 = 1
+    private var pid: Int32 = 0
     private var launched = false
     private var terminated = false
+    /// The app another app's opening sends to the background (`sendToBackground`).
+    private static var otherApp: String { "com.example.other-app" }
 
     /// A driver for `delegate`, as the app `bundleID` claiming `schemes`. `installedSchemes`
     /// are the schemes `canOpenURL` answers true for (by default the app's own).
@@ -62,58 +69,55 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
         set { outbound.openResponder = newValue }
     }
 
-    /// Opens `url` in the app as the daemon would. Not running yet (cold): `willFinishLaunching`,
-    /// `didFinishLaunching` (sent even after a veto), `didBecomeActive`, then the delivery
-    /// unless a launch method returned false. In the background: `willEnterForeground`,
-    /// `didBecomeActive`, the delivery. Already active: only the delivery.
+    /// Opens `url` in the app as the daemon would: the daemon's own `LaunchStateMachine`
+    /// decides what the app is sent and what the caller hears, so the driver cannot drift
+    /// from it. Not running yet (cold): `willFinishLaunching`, `didFinishLaunching` (sent even
+    /// after a veto), `didBecomeActive`, then the delivery unless a launch method returned
+    /// false. In the background: `willEnterForeground`, `didBecomeActive`, the delivery.
+    /// Already active: only the delivery.
     @discardableResult
     public func open(_ url: String, from source: String? = nil, annotation: PropertyListValue? = nil, warning: String? = nil) throws(AppDriverError) -> AppOpenResult {
         guard !terminated else { throw .terminated }
         let parsed: ParsedURL
         do { parsed = try ParsedURL(url) } catch { throw .invalidURL("\(error)") }
         guard schemes.contains(parsed.scheme.normalized) else { throw .schemeNotClaimed(scheme: parsed.scheme.normalized, claimed: schemes) }
-        let delivery = Delivery(url: url, sourceApplication: source ?? sourceApplication, annotation: annotation, warning: warning)
         let start = events.count
-        let cold = !launched
-        var vetoedIn: LaunchPhase?
-        if cold {
-            launched = true
-            _ = try send(.welcome(version: Frame.protocolVersion, identity: application.bundleIdentifier), id: 0)
-            for phase in [LaunchPhase.willFinishLaunching, .didFinishLaunching] {
-                let (accepted, _) = try runPhase(.launchMethod(phase, delivery))
-                if !accepted && vetoedIn == nil { vetoedIn = phase }
-            }
-            try notify(.didBecomeActive)
-        } else {
-            try activate()
-        }
-        var accepted = false
-        var method: DeliveryMethod?
-        if vetoedIn == nil {
-            (accepted, method) = try runPhase(.deliver(delivery))
-        }
-        return AppOpenResult(url: url, launched: cold, accepted: accepted, method: method, vetoedIn: vetoedIn, events: Array(events[start...]))
+        let token = takeRequestToken()
+        let request = OpenRequest(token: token, url: url, sourceApplication: source ?? sourceApplication, annotation: annotation, warning: warning)
+        var run = OpenRun()
+        try perform(machine.open(request, app: application.bundleIdentifier, now: now), &run)
+        guard let outcome = run.replies[token] else { throw .runtime("the daemon's state machine left the open of \(url) unanswered") }
+        return AppOpenResult(url: url, launched: outcome.launched, accepted: run.accepted, method: run.method, vetoedIn: run.vetoedIn,
+                             events: Array(events[start...]), outcome: outcome)
     }
 
-    /// Another app comes to the front: an active app resigns and enters the background.
-    /// Returns the messages sent (none when the app is not in the foreground).
+    /// Another app comes to the front (the daemon opens one), so an active app resigns and
+    /// enters the background, as the daemon's state machine decides. Returns the messages
+    /// sent (none when the app is not in the foreground).
     @discardableResult
     public func sendToBackground() throws(AppDriverError) -> [AppEvent] {
         guard !terminated else { throw .terminated }
         let start = events.count
-        if state == .active { try notify(.willResignActive) }
-        if state == .inactive { try notify(.didEnterBackground) }
+        let token = takeRequestToken()
+        let request = OpenRequest(token: token, url: "\(Self.otherApp)://front", sourceApplication: sourceApplication)
+        var run = OpenRun()
+        try perform(machine.open(request, app: Self.otherApp, now: now), &run)
         return Array(events[start...])
     }
 
     /// The app comes back to the front without a URL (as when its open is the one in
-    /// progress); `open` does this itself. Returns the messages sent.
+    /// progress); `open` does this itself. The daemon's state machine moves it there through
+    /// an open whose delivery the driver withholds from the app (answered for it), so the
+    /// notifications and the state after are the daemon's. Returns the messages sent.
     @discardableResult
     public func bringToForeground() throws(AppDriverError) -> [AppEvent] {
         guard !terminated else { throw .terminated }
         guard launched else { return [] }
         let start = events.count
-        try activate()
+        let token = takeRequestToken()
+        let request = OpenRequest(token: token, url: "\(schemes.first ?? "app")://front", sourceApplication: sourceApplication)
+        var run = OpenRun(withholdsDelivery: true)
+        try perform(machine.open(request, app: application.bundleIdentifier, now: now), &run)
         return Array(events[start...])
     }
 
@@ -123,16 +127,79 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
     public func terminate() -> [AppEvent] {
         guard launched, !terminated else { return [] }
         terminated = true
+        _ = machine.shutdown(now: now)
         application.connectionClosed()
         events.append(.willTerminate)
         return [.willTerminate]
     }
 
-    // MARK: Sending
+    // MARK: The daemon's part
 
-    private func activate() throws(AppDriverError) {
-        if state == .background || state == .suspended { try notify(.willEnterForeground) }
-        if state != .active { try notify(.didBecomeActive) }
+    /// What one open through the machine came to: the answers to callers by request token,
+    /// and how the app answered its phases.
+    private struct OpenRun {
+        var withholdsDelivery = false
+        var replies: [UInt64: OpenOutcome] = [:]
+        var accepted = false
+        var method: DeliveryMethod?
+        var vetoedIn: LaunchPhase?
+    }
+
+    /// Carries out the machine's actions in order, feeding back the app's answers, as the
+    /// daemon's executor does. Timers are never armed: no time passes in the driver. The
+    /// other app (`otherApp`) answers every phase with YES and is sent nothing.
+    private func perform(_ first: [LaunchStateMachine.Action], _ run: inout OpenRun) throws(AppDriverError) {
+        var pending = first[...]
+        var steps = 0
+        while let action = pending.popFirst() {
+            steps += 1
+            if steps > 10_000 { throw .runtime("the daemon's state machine did not settle") }
+            switch action {
+            case .spawn(let app):
+                pid += 1
+                machine.spawned(app: app, pid: pid)
+                if app == application.bundleIdentifier {
+                    launched = true
+                    _ = try send(.welcome(version: Frame.protocolVersion, identity: app), id: 0)
+                }
+                pending += machine.checkedIn(app: app, now: now)
+            case .sendLaunchMethod(let app, let phase, let token, let options):
+                var accepted = true
+                if app == application.bundleIdentifier {
+                    events.append(phase == .willFinishLaunching ? .willFinishLaunching : .didFinishLaunching)
+                    (accepted, _) = try phaseResult(.launchMethod(phase, Self.delivery(options)), token: token)
+                    if !accepted && run.vetoedIn == nil { run.vetoedIn = phase }
+                }
+                pending += machine.phaseCompleted(app: app, token: token, accepted: accepted, now: now)
+            case .deliver(let app, let token, let request):
+                var accepted = true
+                var method: DeliveryMethod? = .open
+                if app == application.bundleIdentifier && !run.withholdsDelivery {
+                    events.append(.openURL)
+                    (accepted, method) = try phaseResult(.deliver(Self.delivery(request)), token: token)
+                    (run.accepted, run.method) = (accepted, method)
+                }
+                pending += machine.phaseCompleted(app: app, token: token, accepted: accepted, method: method, now: now)
+            case .notify(let app, let notification):
+                if app == application.bundleIdentifier { try notify(notification) }
+            case .reply(let token, let outcome):
+                run.replies[token] = outcome
+            case .armDeadline, .armGrace, .armQuitStep:
+                break
+            case .terminate(let app, _, _), .suspend(let app, _), .resume(let app, _), .closeConnection(let app), .askToExit(let app, _):
+                if app == application.bundleIdentifier { throw .runtime("the daemon's state machine asked for \(action), which the driver does not play") }
+            }
+        }
+    }
+
+    /// What the app is told of an open, as the daemon sends it.
+    private static func delivery(_ request: OpenRequest) -> Delivery {
+        Delivery(url: request.url, sourceApplication: request.sourceApplication, annotation: request.annotation, warning: request.warning)
+    }
+
+    private func takeRequestToken() -> UInt64 {
+        defer { nextRequest += 1 }
+        return nextRequest
     }
 
     private func notify(_ notification: AppNotification) throws(AppDriverError) {
@@ -140,13 +207,10 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
         _ = try send(.notify(notification), id: 0)
     }
 
-    /// Sends a `launchMethod` or `deliver` and returns the app's `phaseResult`.
-    private func runPhase(_ message: Message) throws(AppDriverError) -> (accepted: Bool, method: DeliveryMethod?) {
-        switch message {
-        case .launchMethod(let phase, _): events.append(phase == .willFinishLaunching ? .willFinishLaunching : .didFinishLaunching)
-        default: events.append(.openURL)
-        }
-        guard case .phaseResult(let accepted, let method)? = try send(message, id: tokens.take()) else {
+    /// Sends a `launchMethod` or `deliver` under the machine's phase token and returns the
+    /// app's `phaseResult`.
+    private func phaseResult(_ message: Message, token: UInt64) throws(AppDriverError) -> (accepted: Bool, method: DeliveryMethod?) {
+        guard let id = UInt32(exactly: token), case .phaseResult(let accepted, let method)? = try send(message, id: id) else {
             throw .runtime("no phaseResult for \(message.kindName)")
         }
         return (accepted, method)

@@ -35,7 +35,9 @@ public struct AppOpenResult: Sendable, Equatable {
     public var url: String
     /// The app was launched (cold) for this open.
     public var launched: Bool
-    /// The URL was delivered and the delegate returned true: what the daemon reports as opened.
+    /// The URL was delivered and the delegate returned true. (An app implementing no URL
+    /// method returns false with method `none`, and the daemon still reports it opened:
+    /// see `outcome`.)
     public var accepted: Bool
     /// Which delegate method took the URL; `nil` when it was not delivered (a veto).
     public var method: DeliveryMethod?
@@ -43,12 +45,13 @@ public struct AppOpenResult: Sendable, Equatable {
     public var vetoedIn: LaunchPhase?
     /// The messages this open sent the app, in order.
     public var events: [AppEvent]
+    /// What the daemon answers the caller, from its own state machine.
+    public var outcome: OpenOutcome
 
-    /// The error code the daemon would answer the caller with, or `nil` when opened.
-    public var errorCode: OpenErrorCode? {
-        if vetoedIn != nil { return .vetoed }
-        return accepted ? nil : .notHandled
-    }
+    /// The error code the daemon answers the caller with, or `nil` when opened.
+    public var errorCode: OpenErrorCode? { outcome.error?.code }
+    /// The daemon reports the open as done.
+    public var opened: Bool { outcome.opened }
 }
 
 /// An open the app asked for (`Application.open`, or `reply` to an x-callback-url request).

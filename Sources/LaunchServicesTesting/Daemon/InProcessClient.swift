@@ -22,6 +22,10 @@ public final class InProcessClient {
         self.daemon = daemon
     }
 
+    /// The frames from the daemon that did not decode, with the decoder's reason: a test
+    /// can require none (they are reported here, never dropped in silence).
+    public var undecodableFrames: [String] { frames.failures }
+
     /// Whether the daemon still keeps the connection open.
     public var isConnected: Bool { channel.isActive }
 

@@ -20,12 +20,19 @@ import NIOEmbedded
 /// #expect(client.open("notes://today")?.opened == true)
 /// ```
 ///
-/// Use it from one thread (a synchronous test), like the embedded loop it runs on.
+/// Use it from one thread (a synchronous test), like the embedded loop it runs on: the
+/// daemon's own workers (files, password hashes, saves) run on that loop too.
 public final class InProcessDaemon {
     public let loop = EmbeddedEventLoop()
     private let daemon: LaunchServicesDaemon
     private let launcher: SimulatedLauncher
     private let lines = NIOLockedValueBox<[String]>([])
+    private let watchers = NIOLockedValueBox<[TriggeredFolderWatcher]>([])
+
+    /// What the daemon's wall clock reads at the start (2023-11-14 22:13:20 UTC); it moves
+    /// only with `advance(by:)`, like the loop's clock, so pasteboard expiry and registration
+    /// times are the same at every run.
+    public static let wallClockStart: Int64 = 1_700_000_000_000
 
     /// The daemon's built-in defaults (deadlines, background policy, limits), with no apps
     /// folders to read.
@@ -36,12 +43,21 @@ public final class InProcessDaemon {
         return configuration
     }
 
-    public init(configuration: DaemonConfiguration = InProcessDaemon.defaultConfiguration, apps: [AppBundle] = []) {
+    /// Its blocking work (bundle reads, password hashes) runs on `loop` too, as later tasks,
+    /// so `settle()` finishes it and no other thread touches the loop; its wall clock starts
+    /// at `wallClockStart`; `passwordHasher` stands in for Argon2id when given.
+    public init(configuration: DaemonConfiguration = InProcessDaemon.defaultConfiguration, apps: [AppBundle] = [], passwordHasher: (any PasswordHasher)? = nil) {
         launcher = SimulatedLauncher(loop: loop)
         let lines = self.lines
+        let watchers = self.watchers
         let logger = Logger(label: "launchservicesd.in-process") { _ in RecordingLogHandler(lines: lines) }
         daemon = LaunchServicesDaemon(configuration: configuration, socketPath: "/in-process/launchservicesd.socket", stateFolder: nil,
-                                      activatedSocket: nil, launcher: launcher, loop: loop, logger: logger)
+                                      activatedSocket: nil, launcher: launcher, loop: loop, logger: logger,
+                                      workers: .onLoop(loop, hasher: passwordHasher, wallClockStart: Self.wallClockStart) { onChange in
+                                          let watcher = TriggeredFolderWatcher(onChange: onChange)
+                                          watchers.withLockedValue { $0.append(watcher) }
+                                          return watcher
+                                      })
         // Registered together, as one folder scan would: they share a time, ties by id.
         daemon.registerInMemory(apps)
     }
@@ -70,6 +86,22 @@ public final class InProcessDaemon {
     /// (`SimulatedBehaviour.launchFailure` fails every launch.)
     public func failNextLaunch(of app: String, reason: String) {
         launcher.failures[app, default: []].append(reason)
+    }
+
+    /// Reads the configured apps folders (`appsFolders`) and registers what they hold, as
+    /// the daemon does at start; then, with `watchAppsFolders`, watches them
+    /// (`appsFoldersChanged()`).
+    public func loadAppsFolders() throws {
+        try daemon.loadAppsFoldersInMemory()
+        settle()
+    }
+
+    /// Something changed in the apps folders, as inotify would say (with `watchAppsFolders`,
+    /// after `loadAppsFolders()`): the daemon rescans them 200 ms later on its clock
+    /// (`advance(by:)`).
+    public func appsFoldersChanged() {
+        for watcher in watchers.withLockedValue({ $0 }) { watcher.trigger() }
+        settle()
     }
 
     /// The latest process of `app`, alive or not.

@@ -80,6 +80,10 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
 
     public var isAlive: Bool { exitStatus == nil }
 
+    /// The frames from the daemon that did not decode, with the decoder's reason (reported
+    /// here, never dropped in silence).
+    public var undecodableFrames: [String] { frames.failures }
+
     /// The URLs delivered to it, in order.
     public var deliveredURLs: [String] {
         events.compactMap { if case .delivered(let url, _) = $0 { return url } else { return nil } }

@@ -1,0 +1,75 @@
+import Dispatch
+import LaunchServicesCore
+import NIOCore
+
+/// Where the daemon runs blocking work off its event loop (file reads, database writes,
+/// password hashes), in the order given. In the daemon, a thread of its own. In the testing
+/// kit's in-process daemon, the loop itself: its `EmbeddedEventLoop` must never be touched
+/// from another thread, and its tests must not depend on how threads happen to interleave.
+package struct WorkQueue: Sendable {
+    /// The thread's queue, which the folder watchers' dispatch sources need; `nil` on the loop.
+    let dispatchQueue: DispatchQueue?
+    /// What a log line calls it (a stop that gives up waiting for it names it).
+    let label: String
+    private let submit: @Sendable (@escaping @Sendable () -> Void) -> Void
+
+    /// A serial thread named `label`.
+    package static func thread(_ label: String) -> WorkQueue {
+        let queue = DispatchQueue(label: label)
+        return WorkQueue(dispatchQueue: queue, label: label) { queue.async(execute: $0) }
+    }
+
+    /// The loop itself: each piece of work runs as a later task on `loop`. It blocks the loop
+    /// while it runs, so only a test's loop uses it.
+    package static func onLoop(_ loop: EventLoop) -> WorkQueue {
+        WorkQueue(dispatchQueue: nil, label: "the event loop") { loop.execute($0) }
+    }
+
+    func async(_ work: @escaping @Sendable () -> Void) { submit(work) }
+}
+
+/// The daemon's workers, its password hasher and its wall clock, given at construction so
+/// the testing kit can run the workers on its loop, choose the hasher and move the clock
+/// (deterministically).
+package struct DaemonWorkers: Sendable {
+    /// Bundle reads, check-in verification and the registry database (`RegistryService.files`).
+    var files: WorkQueue
+    /// Password hashes and checks: one at a time (`PasteboardService.worker`).
+    var passwords: WorkQueue
+    /// Writes of kept pasteboards (`PasteboardService.saver`).
+    var pasteboardSaves: WorkQueue
+    var hasher: any PasswordHasher
+    /// Milliseconds since the Unix epoch: registration times and pasteboard expiry.
+    var wallClock: @Sendable () -> Int64
+    /// Makes the apps folders' watcher (`nil`: none could be made, the folders are not watched).
+    var folderWatcher: FolderWatching.Maker
+
+    /// The daemon's own: a thread each, Argon2id and the system clock.
+    package static func threads() -> DaemonWorkers {
+        let files = WorkQueue.thread("launchservicesd.files")
+        return DaemonWorkers(files: files, passwords: .thread("launchservicesd.passwords"),
+                             pasteboardSaves: .thread("launchservicesd.pasteboard-store"), hasher: Argon2idHasher(),
+                             wallClock: { RegistryStore.millisecondsNow() },
+                             folderWatcher: { onChange in files.dispatchQueue.flatMap { FolderWatcher(queue: $0, onChange: onChange) } })
+    }
+
+    /// Everything on `loop`, hashing with `hasher` (Argon2id unless given); the wall clock
+    /// starts at `wallClockStart` and moves only with the loop's clock; `folderWatcher`
+    /// makes the apps folders' watcher (none unless given).
+    package static func onLoop(_ loop: EventLoop, hasher: (any PasswordHasher)? = nil, wallClockStart: Int64,
+                               folderWatcher: @escaping FolderWatching.Maker = { _ in nil }) -> DaemonWorkers {
+        DaemonWorkers(files: .onLoop(loop), passwords: .onLoop(loop), pasteboardSaves: .onLoop(loop), hasher: hasher ?? Argon2idHasher(),
+                      wallClock: { wallClockStart + Int64(loop.now.uptimeNanoseconds / 1_000_000) }, folderWatcher: folderWatcher)
+    }
+}
+
+/// What watches the apps folders and calls back when anything in them changed: inotify
+/// (`FolderWatcher`) in the daemon, one the test triggers in the testing kit.
+package protocol FolderWatching: Sendable {
+    typealias Maker = @Sendable (_ onChange: @escaping @Sendable () -> Void) -> (any FolderWatching)?
+    /// Watches `folders` (again: a rescan calls it with the folders as they are now).
+    func watch(_ folders: [String])
+    func cancel()
+}
+
+extension FolderWatcher: FolderWatching {}
