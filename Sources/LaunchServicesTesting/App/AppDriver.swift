@@ -184,7 +184,8 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
                 if app == application.bundleIdentifier { try notify(notification) }
             case .reply(let token, let outcome):
                 run.replies[token] = outcome
-            case .armDeadline, .armGrace, .armQuitStep:
+            case .armDeadline, .armGrace, .armQuitStep, .quitEnded:
+                // No time passes in the driver, and nothing asks it to quit an app.
                 break
             case .terminate(let app, _, _), .suspend(let app, _), .resume(let app, _), .closeConnection(let app), .askToExit(let app, _):
                 if app == application.bundleIdentifier { throw .runtime("the daemon's state machine asked for \(action), which the driver does not play") }
