@@ -315,13 +315,18 @@ func waitUntil(_ what: String, within seconds: TimeInterval, _ condition: () thr
     throw HarnessError("timed out after \(seconds) s waiting for: \(what)")
 }
 
-/// Whether a process exists (and is not a zombie awaiting its parent).
+/// Whether a process exists (and is not a zombie awaiting its parent). A killed
+/// multithreaded process's main thread can show `Z` while its other threads are still
+/// exiting and still hold its descriptors (a daemon's state-folder lock among them), so a
+/// zombie main thread counts as dead only once no other thread is left.
 func isAlive(_ pid: Int32) -> Bool {
     guard kill(pid, 0) == 0 else { return false }
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
     guard let close = stat.lastIndex(of: ")") else { return true }
     let state = stat[stat.index(close, offsetBy: 2)]
-    return state != "Z" && state != "X"
+    guard state == "Z" || state == "X" else { return true }
+    let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    return threads.count > 1
 }
 
 struct HarnessError: Error, CustomStringConvertible {
