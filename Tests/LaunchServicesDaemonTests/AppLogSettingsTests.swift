@@ -6,21 +6,8 @@ import Testing
 /// `appLogs` in the configuration file, and the rotating log file the daemon writes.
 @Suite("App log settings and files")
 struct AppLogSettingsTests {
-    func load(_ json: String) throws -> DaemonConfiguration {
-        try TemporaryFolder.with { root in
-            try writeFile(json, to: root + "/c.json")
-            return try DaemonConfiguration.load(file: root + "/c.json")
-        }
-    }
-
-    func problem(_ json: String) throws -> String? {
-        do {
-            _ = try load(json)
-            return nil
-        } catch let error as ConfigurationError {
-            return error.problem
-        }
-    }
+    func load(_ json: String) throws -> DaemonConfiguration { try ConfigurationText.load(json) }
+    func problem(_ json: String) throws -> String? { try ConfigurationText.problem(json) }
 
     @Test("defaults: auto, 1 MiB; a file sets either key")
     func keys() throws {

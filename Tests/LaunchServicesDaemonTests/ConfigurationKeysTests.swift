@@ -15,18 +15,7 @@ struct ConfigurationKeysTests {
     }
 
     /// Writes `json`, loads it, and returns the refusal's problem (nil when accepted).
-    func problem(_ json: String) throws -> String? {
-        try TemporaryFolder.with { root in
-            let path = root + "/launchservicesd.json"
-            try writeFile(json, to: path)
-            do {
-                _ = try DaemonConfiguration.load(file: path)
-                return nil
-            } catch let error as ConfigurationError {
-                return error.problem
-            }
-        }
-    }
+    func problem(_ json: String) throws -> String? { try ConfigurationText.problem(json) }
 
     /// `{"section": {key: value}}`, or `{key: value}` at the top level.
     func file(_ prefix: String, _ key: String, _ value: String) -> String {

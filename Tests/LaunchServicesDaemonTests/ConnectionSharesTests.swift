@@ -96,21 +96,8 @@ struct ConnectionSharesTests {
 
     // MARK: Configuration
 
-    func load(_ json: String) throws -> ConnectionLimits {
-        try TemporaryFolder.with { root in
-            try writeFile(json, to: root + "/launchservicesd.json")
-            return try DaemonConfiguration.load(file: root + "/launchservicesd.json").connectionLimits
-        }
-    }
-
-    func problem(_ json: String) throws -> String? {
-        do {
-            _ = try load(json)
-            return nil
-        } catch let error as ConfigurationError {
-            return error.problem
-        }
-    }
+    func load(_ json: String) throws -> ConnectionLimits { try ConfigurationText.load(json).connectionLimits }
+    func problem(_ json: String) throws -> String? { try ConfigurationText.problem(json) }
 
     @Test("the shares are read from connections; given alone, maximumPerUser scales them")
     func configuration() throws {
