@@ -5,14 +5,10 @@ import Testing
 /// `lsctl export-xdg`, then the real `xdg-open` (Debian's xdg-utils) reaching the app.
 @Suite("Freedesktop export")
 struct FreedesktopExportTests {
-    @Test("xdg-open SCHEME:… is delivered to the registered app; other defaults are kept")
-    func xdgOpen() throws {
-        let h = try DaemonHarness(apps: [.test("myscheme"), .test("taken")])
-        defer { h.stop() }
-        let config = h.root + "/xdg-config", data = h.root + "/xdg-data"
-        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
-        try "[Default Applications]\nx-scheme-handler/taken=other.desktop\ntext/html=browser.desktop\n"
-            .write(toFile: config + "/mimeapps.list", atomically: true, encoding: .utf8)
+    /// The tools' environment for one test: the harness's daemon, XDG folders of the test's
+    /// own (no system data, no desktop), `BROWSER` a program that fails, no X display, and
+    /// `WAYLAND_DISPLAY` as given.
+    static func environment(_ h: DaemonHarness, config: String, data: String, waylandDisplay: String?) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["LAUNCHSERVICES_SOCKET"] = h.socket
         environment["HOME"] = h.root
@@ -21,8 +17,21 @@ struct FreedesktopExportTests {
         environment["XDG_DATA_DIRS"] = h.root + "/no-system-data"
         environment["XDG_CURRENT_DESKTOP"] = nil
         environment["BROWSER"] = "/bin/false"
+        environment["DISPLAY"] = nil
+        environment["WAYLAND_DISPLAY"] = waylandDisplay
+        return environment
+    }
+
+    @Test("xdg-open SCHEME:… is delivered to the registered app; other defaults are kept")
+    func xdgOpen() throws {
+        let h = try DaemonHarness(apps: [.test("myscheme"), .test("taken")])
+        defer { h.stop() }
+        let config = h.root + "/xdg-config", data = h.root + "/xdg-data"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try "[Default Applications]\nx-scheme-handler/taken=other.desktop\ntext/html=browser.desktop\n"
+            .write(toFile: config + "/mimeapps.list", atomically: true, encoding: .utf8)
         // xdg-open consults scheme handlers only in a graphical session.
-        environment["WAYLAND_DISPLAY"] = "wayland-test"
+        let environment = Self.environment(h, config: config, data: data, waylandDisplay: "wayland-test")
 
         let export = try ChildProcess.run(DaemonHarness.binary("lsctl"), ["export-xdg"], environment: environment, scratch: h.root, timeout: 30)
         #expect(export.status == 0, "\(export.stderr)")
@@ -74,16 +83,7 @@ struct FreedesktopExportTests {
         let h = try DaemonHarness(apps: [.test("myscheme")])
         defer { h.stop() }
         let config = h.root + "/xdg-config", data = h.root + "/xdg-data"
-        var environment = ProcessInfo.processInfo.environment
-        environment["LAUNCHSERVICES_SOCKET"] = h.socket
-        environment["HOME"] = h.root
-        environment["XDG_CONFIG_HOME"] = config
-        environment["XDG_DATA_HOME"] = data
-        environment["XDG_DATA_DIRS"] = h.root + "/no-system-data"
-        environment["XDG_CURRENT_DESKTOP"] = nil
-        environment["DISPLAY"] = nil
-        environment["WAYLAND_DISPLAY"] = nil
-        environment["BROWSER"] = "/bin/false"
+        var environment = Self.environment(h, config: config, data: data, waylandDisplay: nil)
         let lsopen = DaemonHarness.binary("lsopen")
 
         let export = try ChildProcess.run(DaemonHarness.binary("lsctl"), ["export-xdg"], environment: environment, scratch: h.root, timeout: 30)
