@@ -30,10 +30,12 @@ struct ActionExecutorTests {
     init() {
         let logger = Logger(label: "action-executor-tests") { _ in SwiftLogNoOpLogHandler() }
         let configuration = DaemonConfiguration(appsFolders: [])
+        let connections = ConnectionTable(limits: configuration.connectionLimits, maximumFrameLength: configuration.maximumFrameLength, logger: logger, loop: loop)
+        let registry = RegistryService(loop: loop, logger: logger, folders: [], watchFolders: false, files: .onLoop(loop))
+        for app in ["a", "b", "c", "d", "e"] { registry.register(.simulated(app, schemes: [app]), source: .manual, at: 1) }
         executor = ActionExecutor(loop: loop, logger: logger, configuration: configuration,
-                                  supervisor: ProcessSupervisor(loop: loop, launcher: launcher, logger: logger),
-                                  connections: ConnectionTable(limits: configuration.connectionLimits, logger: logger, loop: loop))
-        executor.bundle = { AppBundle.simulated($0, schemes: [$0]) }
+                                  supervisor: ProcessSupervisor(loop: loop, launcher: launcher, logger: logger), connections: connections,
+                                  registry: registry, records: OpenRecords(loop: loop, logger: logger, connections: connections))
     }
 
     /// A feedback, with the launches asked for when it arrived.

@@ -13,7 +13,7 @@ import Testing
 struct DaemonStopTests {
     /// A loaded daemon on its own loop, with an empty apps folder and a state folder in
     /// `folder`; `body` runs with it, then the loop is shut down.
-    static func withDaemon(_ body: (LaunchServicesDaemon, NIOLockedValueBox<[String]>) async throws -> Void) async throws {
+    static func withDaemon(closeTimeout: Duration = .seconds(5), _ body: (LaunchServicesDaemon, NIOLockedValueBox<[String]>) async throws -> Void) async throws {
         let folder = try TemporaryFolder(prefix: "ls-stop")
         defer { _ = folder.remove() }
         try FileManager.default.createDirectory(atPath: folder.path + "/apps", withIntermediateDirectories: true)
@@ -21,8 +21,10 @@ struct DaemonStopTests {
         let lines = NIOLockedValueBox<[String]>([])
         var configuration = DaemonConfiguration(appsFolders: [folder.path + "/apps"])
         configuration.watchAppsFolders = false
-        let daemon = LaunchServicesDaemon(configuration: configuration, socketPath: folder.path + "/socket", stateFolder: folder.path + "/state",
-                                          loop: group.next(), logger: Logger(label: "stop-tests") { _ in RecordingLogHandler(lines: lines, logLevel: .info) })
+        let daemon = LaunchServicesDaemon(configuration: configuration, socketPath: folder.path + "/socket", stateFolder: folder.path + "/state", activatedSocket: nil,
+                                          launcher: AppLauncher(socketPath: folder.path + "/socket", output: nil), loop: group.next(),
+                                          logger: Logger(label: "stop-tests") { _ in RecordingLogHandler(lines: lines, logLevel: .info) },
+                                          databaseCloseTimeout: closeTimeout)
         try await daemon.loadRegistry()
         do {
             try await body(daemon, lines)
@@ -47,8 +49,8 @@ struct DaemonStopTests {
         try await Self.withDaemon { daemon, lines in
             // The rescan's scan waits behind a job the test holds on the files queue.
             let gate = DispatchSemaphore(value: 0)
-            daemon.registryService.files.async { gate.wait() }
-            try await daemon.loop.submit { daemon.registryService.rescan { _ in } }.get()
+            daemon.workers.files.async { gate.wait() }
+            try await daemon.loop.submit { daemon.rooms.value.registry.rescan { _ in } }.get()
             let done = NIOLockedValueBox(false)
             let stopping = Task.detached {
                 await daemon.shutdown()
@@ -68,10 +70,9 @@ struct DaemonStopTests {
 
     @Test("a files queue that stays busy: the stop ends after databaseCloseTimeout and names the file it could not close")
     func busyQueueBounded() async throws {
-        try await Self.withDaemon { daemon, lines in
-            daemon.databaseCloseTimeout = .milliseconds(200)
+        try await Self.withDaemon(closeTimeout: .milliseconds(200)) { daemon, lines in
             let gate = DispatchSemaphore(value: 0)
-            daemon.registryService.files.async { gate.wait() }
+            daemon.workers.files.async { gate.wait() }
             let done = NIOLockedValueBox(false)
             let stopping = Task.detached {
                 await daemon.shutdown()

@@ -47,7 +47,7 @@ struct RefusalBeforeIdentityTests {
     @Test("at the user's limit, new peers are refused naming connections.maximumPerUser, and no ancestry is read for them")
     func userLimitFirst() {
         var identified: [Int32] = []
-        daemon.peerOrigin = { identified.append($0); return .user }
+        daemon.rooms.value.connectionService.peerOrigin = { identified.append($0); return .user }
         let held = (1...4).map { connect(pid: 1000 + $0) }
         #expect(identified == [1001, 1002, 1003, 1004])
         #expect(held.allSatisfy { refusal($0) == nil })
@@ -62,7 +62,7 @@ struct RefusalBeforeIdentityTests {
     @Test("a process at its share is refused naming connections.maximumPerProcess, and its ancestry is not read again")
     func processShareFirst() {
         var identified: [Int32] = []
-        daemon.peerOrigin = { identified.append($0); return .user }
+        daemon.rooms.value.connectionService.peerOrigin = { identified.append($0); return .user }
         #expect(refusal(connect(pid: 3001)) == nil)
         #expect(refusal(connect(pid: 3001)) == nil)
         let error = refusal(connect(pid: 3001))

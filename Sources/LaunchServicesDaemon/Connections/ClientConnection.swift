@@ -30,6 +30,8 @@ final class ClientConnection {
     var holder: ConnectionShares.Holder?
     /// Request tokens this peer still waits on, so a disconnect can drop them.
     var waiting: Set<UInt64> = []
+    /// A pasteboard request of this peer waits or is under way (kept by `PasteboardService`).
+    var awaitsPasteboard = false
     /// Callback tokens this peer reserved (`awaitCallback`), dropped when it disconnects.
     var reservations: Set<String> = []
     /// The peer shut down its sending side: close once its opens are answered.

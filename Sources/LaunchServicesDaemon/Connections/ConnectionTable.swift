@@ -6,9 +6,14 @@ import NIOCore
 /// Owns the open connections: every peer by channel, the apps' connections by bundle id,
 /// the socket peers' shares (`ConnectionShares`: per process, per app, per user), the replies written but not yet
 /// flushed, and the log of limits reached. Every frame the daemon writes goes through
-/// `send`, so the cap on unread replies is enforced in one place. Confined to the loop.
+/// `send`, so the cap on unread replies is enforced in one place. It builds each new
+/// connection's pipeline, whose handler reports to `events`. Confined to the loop.
 final class ConnectionTable {
     private let limits: ConnectionLimits
+    private let maximumFrameLength: Int
+    /// Where each connection's handler reports (the `ConnectionService`), set once when the
+    /// daemon's rooms are wired; weak, since that service holds this table.
+    weak var events: (any ConnectionEvents)?
     private let logger: Logger
     private let loop: EventLoop
     /// A flush is queued for the end of this loop tick (`flushAtEndOfTick`).
@@ -20,14 +25,33 @@ final class ConnectionTable {
     /// Who holds the connections on the socket (not apps' launch connections).
     private(set) var shares: ConnectionShares
 
-    init(limits: ConnectionLimits, logger: Logger, loop: EventLoop) {
+    init(limits: ConnectionLimits, maximumFrameLength: Int, logger: Logger, loop: EventLoop) {
         self.limits = limits
+        self.maximumFrameLength = maximumFrameLength
         shares = ConnectionShares(limits: limits)
         self.logger = logger
         self.loop = loop
     }
 
     var connections: Dictionary<ObjectIdentifier, ClientConnection>.Values { all.values }
+
+    /// Frames and the handler on a new connection. `peer` stands in for SO_PEERCRED on
+    /// channels that have no socket (the testing kit's).
+    func installPipeline(on channel: Channel, kind: ClientConnection.Kind, peer: PeerCredentials? = nil) -> EventLoopFuture<Void> {
+        channel.eventLoop.makeCompletedFuture {
+            guard let events else { throw ChannelError.ioOnClosedChannel }
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumLength: maximumFrameLength)))
+            try channel.pipeline.syncOperations.addHandler(ConnectionHandler(events: events, kind: kind, peer: peer))
+        }
+    }
+
+    /// Closes a connection that is ending (its peer finished sending, or it was refused) once
+    /// nothing is owed to it: no open waits for an answer and no pasteboard request.
+    func closeIfDone(_ connection: ClientConnection) {
+        guard connection.finishedSending || connection.closing, connection.waiting.isEmpty, !connection.awaitsPasteboard else { return }
+        flush()
+        connection.channel.close(promise: nil)
+    }
 
     func contains(_ connection: ClientConnection) -> Bool { all[ObjectIdentifier(connection.channel)] != nil }
 

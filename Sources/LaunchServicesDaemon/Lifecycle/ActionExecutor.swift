@@ -21,17 +21,13 @@ import NIOCore
 /// list was about to answer. Deadline timers are keyed by the phase token they guard, so no
 /// timer can replace or cancel another's.
 final class ActionExecutor {
-    /// What acting produced, for the coordinator to hand to the machine.
+    /// What acting produced, for `AppLifecycle` to hand to the machine.
     enum Feedback {
         case spawned(app: String, pid: Int32)
         case spawnFailed(app: String, reason: String)
         case deadlinePassed(app: String, token: UInt64)
         case graceExpired(app: String, token: UInt64)
         case quitStepExpired(app: String, token: UInt64)
-        /// A caller got its answer (it may now be closed, if it finished sending).
-        case answered(ClientConnection)
-        /// A connection closed: what the machine and the ledger still hold for it is dropped.
-        case closed(ClientConnection)
     }
 
     let loop: EventLoop
@@ -39,6 +35,10 @@ final class ActionExecutor {
     private let configuration: DaemonConfiguration
     private let supervisor: ProcessSupervisor
     let connections: ConnectionTable
+    /// The registered bundles, to launch an app.
+    private let registry: RegistryService
+    /// Where each open's answer is written.
+    private let records: OpenRecords
     /// Deadline timers by the phase token they guard, and each app's tokens (to drop the
     /// timers of phases that are over, and every timer of an app that exited).
     private var deadlineTasks: [UInt64: Scheduled<Void>] = [:]
@@ -50,34 +50,31 @@ final class ActionExecutor {
     private var draining = false
     private var graceTasks: [String: Scheduled<Void>] = [:]
     private var quitTasks: [String: Scheduled<Void>] = [:]
-    /// The opens owed an answer.
-    var ledger = OpenLedger()
-    /// The recent answers, for `lsctl history`.
-    var history = OpenHistory()
     /// `lsctl quit` callers by app, answered when the machine says the quit ended.
     var quitWaiters: [String: [QuitWaiter]] = [:]
-    /// Set by the coordinator: where feedback goes (to the machine, then back here). Called
-    /// only between action lists, never while one is being carried out.
+    /// Set by `AppLifecycle`, which owns this executor: where feedback goes (to the
+    /// machine, then back here). Called only between action lists, never inside one.
     var feedback: (Feedback) -> Void = { _ in }
-    /// Set by the coordinator: whether the machine still runs the phase `token` began for an
+    /// Set by `AppLifecycle`: whether the machine still runs the phase `token` began for an
     /// app (its deadline still matters); timers of phases that are over are dropped early.
     var phaseIsRunning: (String, UInt64) -> Bool = { _, _ in true }
-    /// Set by the coordinator: the registered bundle of an app, to launch it.
-    var bundle: (String) -> AppBundle? = { _ in nil }
-    /// Set by the coordinator: builds the pipeline of a launched app's connection.
-    var appPipeline: @Sendable (Channel, String) -> EventLoopFuture<Void> = { channel, _ in channel.eventLoop.makeSucceededVoidFuture() }
 
-    init(loop: EventLoop, logger: Logger, configuration: DaemonConfiguration, supervisor: ProcessSupervisor, connections: ConnectionTable) {
+    init(loop: EventLoop, logger: Logger, configuration: DaemonConfiguration, supervisor: ProcessSupervisor, connections: ConnectionTable,
+         registry: RegistryService, records: OpenRecords) {
         self.loop = loop
         self.logger = logger
         self.configuration = configuration
         self.supervisor = supervisor
         self.connections = connections
+        self.registry = registry
+        self.records = records
     }
 
     private enum Pending {
         case feedback(Feedback)
         case actions([LaunchStateMachine.Action])
+        /// Work of another room that must not run inside a list (`afterCurrentActions`).
+        case work(() -> Void)
     }
 
     /// Carries out `actions`, then hands back, in order, what they produced (and what that
@@ -92,10 +89,12 @@ final class ActionExecutor {
         drain()
     }
 
-    /// A connection closed (NIO's `channelInactive`): handed to the machine now, or after
-    /// the list being carried out when an action closed it.
-    func connectionClosed(_ connection: ClientConnection) {
-        report(.closed(connection))
+    /// Runs `work` now, or after the list being carried out (and what is queued before it):
+    /// a connection's close, which NIO reports at once, also one an action made (a caller
+    /// disconnected for its unread replies), is handled there.
+    func afterCurrentActions(_ work: @escaping () -> Void) {
+        pending.append(.work(work))
+        drain()
     }
 
     /// Feedback goes to the machine once no list is being carried out: now, from a timer;
@@ -116,6 +115,7 @@ final class ActionExecutor {
             switch next {
             case .feedback(let result): feedback(result)
             case .actions(let actions): carryOut(actions)
+            case .work(let work): work()
             }
         }
     }
@@ -136,7 +136,10 @@ final class ActionExecutor {
             case .armDeadline(let app, _, let token, let after):
                 armDeadline(app: app, token: token, after: after)
             case .reply(let token, let outcome):
-                reply(token: token, outcome)
+                // A caller that finished sending can go once its last answer is out.
+                if let caller = records.answer(token, outcome), caller.finishedSending {
+                    afterCurrentActions { [connections] in connections.closeIfDone(caller) }
+                }
             case .terminate(let app, let pid, let reason):
                 logger.warning("terminating \(app) (pid \(pid)): \(describe(reason))", metadata: ["bundle_id": "\(app)", "pid": "\(pid)"])
                 supervisor.signal(app, SIGKILL)
@@ -219,7 +222,7 @@ final class ActionExecutor {
     }
 
     private func spawn(_ app: String) {
-        guard let bundle = bundle(app) else {
+        guard let bundle = registry.registry.apps[app] else {
             report(.spawnFailed(app: app, reason: "it is no longer registered"))
             return
         }
@@ -233,49 +236,12 @@ final class ActionExecutor {
         }
         report(.spawned(app: app, pid: process.pid))
         logger.debug("spawned \(app) (pid \(process.pid))", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])
-        let pipeline = appPipeline
-        process.connect(on: loop) { channel in pipeline(channel, app) }
+        let table = NIOLoopBound(connections, eventLoop: loop)
+        process.connect(on: loop) { channel in table.value.installPipeline(on: channel, kind: .app(app)) }
             .whenFailure { [logger] error in
                 logger.error("could not adopt \(app)'s connection: \(error)", metadata: ["bundle_id": "\(app)"])
                 process.signal(SIGKILL)
             }
-    }
-
-    private func reply(token: UInt64, _ outcome: OpenOutcome) {
-        let entry = ledger.finish(token)
-        // The log line is built only when it will be written: on the open path, at the
-        // usual `warning` level, its metadata and phase list cost more than the rest of
-        // the answer's bookkeeping.
-        if logger.logLevel <= (outcome.error == nil ? .info : .notice) {
-            log(outcome, entry)
-        }
-        guard let entry else { return }
-        var answered = outcome
-        let now = loop.now.uptimeNanoseconds
-        answered.totalNanoseconds = now >= entry.received ? now - entry.received : 0
-        history.record(source: entry.source, scheme: entry.scheme, answered, callerLeft: entry.callerLeft)
-        guard !entry.callerLeft else { return }
-        connections.send(Envelope(id: entry.id, .openResult(answered)), to: entry.connection)
-        report(.answered(entry.connection))
-    }
-
-    private func log(_ outcome: OpenOutcome, _ entry: OpenLedger.Entry?) {
-        var metadata: Logger.Metadata = ["bundle_id": "\(outcome.app ?? "-")", "outcome": "\(outcome.error?.code.rawValue ?? "opened")"]
-        if let entry {
-            metadata["url_scheme"] = "\(entry.scheme)"
-            metadata["source_application"] = "\(entry.source)"
-        }
-        if let phase = outcome.error?.phase { metadata["phase"] = "\(phase.rawValue)" }
-        if let error = outcome.error {
-            logger.notice("open failed: \(LogRedaction.redact(error.message, urls: entry.map { [$0.url] } ?? []))", metadata: metadata)
-        } else {
-            // Who asked, what opened, and each phase: the line a person reads in the journal.
-            let asked = entry.map { "\($0.scheme): for \($0.source) " } ?? ""
-            let phases = outcome.timings.map { "\($0.phase.rawValue) \(Milliseconds.text($0.nanoseconds, decimals: 2)) ms" }.joined(separator: ", ")
-            // The launch state in lsopen's words (cold, warm, resumed, hot), so the two agree.
-            let state = (outcome.launchState ?? (outcome.launched ? .cold : .warm)).rawValue
-            logger.info("opened \(asked)in \(outcome.app ?? "?") via \(outcome.method?.rawValue ?? "?") (\(state): \(phases))", metadata: metadata)
-        }
     }
 }
 

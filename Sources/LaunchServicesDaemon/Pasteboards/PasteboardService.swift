@@ -34,9 +34,6 @@ final class PasteboardService {
     let saver: WorkQueue
     /// The connections whose requests are waiting or under way, for the answers that come later.
     private var peers: [Peer: ClientConnection] = [:]
-    /// A connection's last waiting request was answered: the coordinator closes it if its
-    /// peer finished sending. Called after the scheduler's event, never inside it.
-    var released: (ClientConnection) -> Void = { _ in }
 
     /// `keepsState`: the daemon has a state folder, so kept pasteboards must be saved; until
     /// `adopt` brings the store, a copy that should be kept is refused. `worker` and `saver`
@@ -77,9 +74,6 @@ final class PasteboardService {
         return scheduler.pasteboards.list(now: now)
     }
 
-    /// Whether `connection` has no pasteboard request waiting or under way.
-    func isIdle(_ connection: ClientConnection) -> Bool { scheduler.isIdle(Peer(connection.serial)) }
-
     // MARK: Events in
 
     /// A pasteboard request as received. Answers sent here are flushed with the read batch.
@@ -88,7 +82,8 @@ final class PasteboardService {
         let peer = Peer(connection.serial)
         peers[peer] = connection
         perform(scheduler.requested(request, id: id, from: peer, now: clock()))
-        if scheduler.isIdle(peer) { peers[peer] = nil }
+        connection.awaitsPasteboard = !scheduler.isIdle(peer)
+        if !connection.awaitsPasteboard { peers[peer] = nil }
     }
 
     /// What `connection` has waiting is dropped; what is under way ends unanswered.
@@ -129,7 +124,10 @@ final class PasteboardService {
             case .expired(let board):
                 logger.info("pasteboard '\(board.name)' expired")
             case .released(let peer):
-                if let connection = peers.removeValue(forKey: peer) { released(connection) }
+                guard let connection = peers.removeValue(forKey: peer) else { continue }
+                connection.awaitsPasteboard = false
+                // A peer that half-closed waits for these answers too; once they are out, it can go.
+                if connection.finishedSending { connections.closeIfDone(connection) }
             }
         }
     }

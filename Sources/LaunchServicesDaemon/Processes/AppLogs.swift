@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LaunchServicesSystemd
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -63,7 +64,7 @@ public enum AppOutput: Sendable, Equatable {
             // lets an unprivileged process ask for up to 1 MiB. Pages are taken only as filled.
             _ = fcntl(fds[0], 1031 /* F_SETPIPE_SZ */, AppLogDrain.pipeBytes)
             return PreparedOutput(stdout: fds[1], stderr: fds[1], readEnd: fds[0],
-                                  file: AppLogFile(path: folder + "/" + bundleID + ".log", maximumBytes: maximumBytes))
+                                  file: (path: folder + "/" + bundleID + ".log", maximumBytes: maximumBytes))
         }
     }
 }
@@ -73,7 +74,8 @@ struct PreparedOutput {
     let stdout: Int32
     let stderr: Int32
     let readEnd: Int32
-    let file: AppLogFile?
+    /// The log file the pipe drains into (files only).
+    let file: (path: String, maximumBytes: Int)?
 
     /// After spawn (or a failed one): closes the daemon's copies of the app's ends, and
     /// starts draining the pipe when the app runs, or closes it.
@@ -85,13 +87,13 @@ struct PreparedOutput {
             close(readEnd)
             return nil
         }
-        return AppLogDrain(readEnd: readEnd, file: file)
+        return AppLogDrain(readEnd: readEnd, path: file.path, maximumBytes: file.maximumBytes)
     }
 }
 
 /// A per-app log file, rotated to `PATH.1` when a write would take it past `maximumBytes`.
-/// Used only on the drains' queue.
-final class AppLogFile: @unchecked Sendable {
+/// Used only by its drain, under the drain's lock.
+final class AppLogFile {
     let path: String
     let maximumBytes: Int
     private var fd: Int32 = -1
@@ -151,65 +153,80 @@ final class AppLogFile: @unchecked Sendable {
 /// wake-up of two daemon threads per line (a quarter of the daemon's CPU at 10,000 opens/s).
 /// The pipe (`pipeBytes`, when the kernel grants it) holds what arrives meanwhile, up to
 /// 100 MB/s; lines reach the file at most `rest` late.
-final class AppLogDrain: @unchecked Sendable {
+final class AppLogDrain: Sendable {
     private static let queue = DispatchQueue(label: "launchservicesd.applogs")
     static let rest: DispatchTimeInterval = .milliseconds(10)
     static let pipeBytes: Int32 = 1 << 20
     private let readEnd: Int32
-    private let file: AppLogFile
-    private let source: DispatchSourceRead
-    private let buffer: UnsafeMutableRawBufferPointer
-    private var finished = false
-    /// The source is suspended for `rest`; a resume is queued.
-    private var resting = false
+    /// Dispatch sources may be used from any thread, but the Linux Dispatch module does not
+    /// mark them `Sendable`: the one property the compiler takes on trust.
+    nonisolated(unsafe) private let source: DispatchSourceRead
+    /// What a drain changes. Only `queue` touches it, so the lock is never contended; it
+    /// lets the compiler check that nothing else does.
+    private let state: Mutex<State>
 
-    init(readEnd: Int32, file: AppLogFile) {
+    private struct State: ~Copyable {
+        let file: AppLogFile
+        let buffer: UnsafeMutableRawBufferPointer
+        var finished = false
+        /// The source is suspended for `rest`; a resume is queued.
+        var resting = false
+    }
+
+    init(readEnd: Int32, path: String, maximumBytes: Int) {
         self.readEnd = readEnd
-        self.file = file
+        let file = AppLogFile(path: path, maximumBytes: maximumBytes)
         _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
-        buffer = .allocate(byteCount: min(64 * 1024, max(file.maximumBytes, 512)), alignment: 1)
+        state = Mutex(State(file: file, buffer: .allocate(byteCount: min(64 * 1024, max(file.maximumBytes, 512)), alignment: 1)))
         source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: Self.queue)
         // The handlers hold the drain until the source is cancelled (at end of file or
         // `finish`); the source then drops them.
         source.setEventHandler { [self] in
-            guard drain(), !finished, !resting else { return }
-            resting = true
+            let rests = state.withLock { state in
+                guard drain(&state), !state.finished, !state.resting else { return false }
+                state.resting = true
+                return true
+            }
+            guard rests else { return }
             source.suspend()
             Self.queue.asyncAfter(deadline: .now() + Self.rest) { [self] in
-                resting = false
+                state.withLock { $0.resting = false }
                 // A source cancelled while resting runs its cancel handler once resumed.
                 source.resume()
             }
         }
         source.setCancelHandler { [self] in
             Glibc.close(readEnd)
-            file.close()
-            buffer.deallocate()
+            state.withLock { state in
+                state.file.close()
+                state.buffer.deallocate()
+            }
         }
         source.resume()
     }
 
     /// Reads what is there; at end of file (every writer gone) stops. True if it read any.
     @discardableResult
-    private func drain() -> Bool {
-        guard !finished else { return false }
+    private func drain(_ state: inout State) -> Bool {
+        guard !state.finished else { return false }
         var found = false
         while true {
-            let n = read(readEnd, buffer.baseAddress, buffer.count)
+            let n = read(readEnd, state.buffer.baseAddress, state.buffer.count)
             if n > 0 {
-                file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                state.file.write(UnsafeRawBufferPointer(rebasing: state.buffer[0..<n]))
                 found = true
                 continue
             }
             if n < 0 && errno == EINTR { continue }
-            if n == 0 { stop() }
+            if n == 0 { stop(&state) }
             return found
         }
     }
 
-    private func stop() {
-        guard !finished else { return }
-        finished = true
+    /// Cancels the source; its cancel handler runs later on `queue`, outside this lock.
+    private func stop(_ state: inout State) {
+        guard !state.finished else { return }
+        state.finished = true
         source.cancel()
     }
 
@@ -217,8 +234,10 @@ final class AppLogDrain: @unchecked Sendable {
     /// process the app started and that still writes there then gets EPIPE).
     func finish() {
         Self.queue.async { [self] in
-            drain()
-            stop()
+            state.withLock { state in
+                drain(&state)
+                stop(&state)
+            }
         }
     }
 }

@@ -65,7 +65,7 @@ public final class InProcessDaemon {
     // MARK: Apps
 
     public func register(_ app: AppBundle) {
-        daemon.registerInMemory(app)
+        daemon.registerInMemory([app])
     }
 
     /// The user's default handler for a scheme (as `lsctl default` sets it).

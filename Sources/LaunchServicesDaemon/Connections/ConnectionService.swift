@@ -7,9 +7,43 @@ import LaunchServicesProtocol
 import Logging
 import NIOCore
 
-/// A connection's life: who the peer is and may be, the limits it meets on arrival, a
-/// refusal it can read, and what is dropped when it goes.
-extension LaunchServicesDaemon: ConnectionEvents {
+/// The connections room: a connection's life (who the peer is and may be, the limits it
+/// meets on arrival, a refusal it can read, what is dropped when it goes) and every request
+/// it sends, routed to the room that answers it (ConnectionService+Requests.swift). It is
+/// what each connection's handler reports to (`ConnectionEvents`). Confined to the loop.
+final class ConnectionService: ConnectionEvents {
+    let configuration: DaemonConfiguration
+    let loop: EventLoop
+    let logger: Logger
+    let connections: ConnectionTable
+    let supervisor: ProcessSupervisor
+    let lifecycle: AppLifecycle
+    let records: OpenRecords
+    let opening: OpenService
+    let callbacks: CallbackService
+    let checkIn: CheckInService
+    let pasteboards: PasteboardService
+    let admin: AdminService
+    /// Who a socket peer is, when a test says so instead of `identify` (to count the walks).
+    var peerOrigin: ((Int32) -> ProcessAncestry.Origin)?
+
+    init(configuration: DaemonConfiguration, loop: EventLoop, logger: Logger, connections: ConnectionTable, supervisor: ProcessSupervisor,
+         lifecycle: AppLifecycle, records: OpenRecords, opening: OpenService, callbacks: CallbackService, checkIn: CheckInService,
+         pasteboards: PasteboardService, admin: AdminService) {
+        self.configuration = configuration
+        self.loop = loop
+        self.logger = logger
+        self.connections = connections
+        self.supervisor = supervisor
+        self.lifecycle = lifecycle
+        self.records = records
+        self.opening = opening
+        self.callbacks = callbacks
+        self.checkIn = checkIn
+        self.pasteboards = pasteboards
+        self.admin = admin
+    }
+
     func connectionOpened(channel: Channel, kind: ClientConnection.Kind, peer: PeerCredentials?) -> ClientConnection? {
         loop.assertInEventLoop()
         let connection: ClientConnection
@@ -27,7 +61,7 @@ extension LaunchServicesDaemon: ConnectionEvents {
             }
             let limits = configuration.connectionLimits
             func refuse(_ refusal: ConnectionShares.Refusal, _ holder: ConnectionShares.Holder) {
-                limitReached(refusal.limit, refusal.detail(for: holder, uid: peer.uid))
+                connections.limitReached(refusal.limit, refusal.detail(for: holder, uid: peer.uid))
                 ConnectionTable.refuse(channel, with: OpenError(.unavailable, refusal.message(for: holder, uid: peer.uid, limits: limits)), linger: .milliseconds(250))
             }
             // The user's limit and the process's share need only the pid: met before the
@@ -38,14 +72,14 @@ extension LaunchServicesDaemon: ConnectionEvents {
             }
             // Known before the app's share is counted, since an app and its descendants
             // share one.
-            let origin = peerOrigin(peer.pid)
+            let origin = peerOrigin?(peer.pid) ?? identify(peer.pid)
             let identity: String
             switch origin {
             case .app(let app): identity = app
-            case .orphanOfApp: identity = Self.orphanIdentity
-            case .user: identity = Self.shellIdentity
+            case .orphanOfApp: identity = LaunchServicesDaemon.orphanIdentity
+            case .user: identity = LaunchServicesDaemon.shellIdentity
             case .unknown:
-                limitReached(.fileDescriptors, "cannot read the ancestry of pid \(peer.pid) (out of descriptors); refused it")
+                connections.limitReached(.fileDescriptors, "cannot read the ancestry of pid \(peer.pid) (out of descriptors); refused it")
                 ConnectionTable.refuse(channel, with: AcceptPacing.refusal, linger: .milliseconds(250))
                 return nil
             }
@@ -60,7 +94,7 @@ extension LaunchServicesDaemon: ConnectionEvents {
             connection.descendsFromApp = origin != .user
             connection.helloDeadline = loop.assumeIsolated().scheduleTask(in: TimeAmount(limits.firstMessageTimeout)) { [self] in
                 guard !connection.greeted, !connection.closing else { return }
-                limitReached(.firstMessage, "pid \(peer.pid) said nothing for \(limits.firstMessageTimeout)")
+                connections.limitReached(.firstMessage, "pid \(peer.pid) said nothing for \(limits.firstMessageTimeout)")
                 connection.closing = true
                 ConnectionTable.refuse(channel, with: OpenError(.protocolError, "no hello within \(limits.firstMessageTimeout) of connecting (connections.firstMessageSeconds); say hello first"), linger: .milliseconds(250))
             }
@@ -90,29 +124,25 @@ extension LaunchServicesDaemon: ConnectionEvents {
         loop.assertInEventLoop()
         guard connections.remove(connection) else { return }
         connection.helloDeadline?.cancel()
-        for token in connection.reservations { reservations[token] = nil }
-        executor.connectionClosed(connection)
+        callbacks.release(connection)
+        // NIO reports a close at once, also one an action made (a caller disconnected for
+        // its unread replies): what the rooms hold for it is dropped after that list.
+        lifecycle.afterCurrentActions { [unowned self] in forgetClosed(connection) }
     }
 
     /// A closed connection's opens and app, handed to the machine between action lists.
-    func forgetClosed(_ connection: ClientConnection) {
+    private func forgetClosed(_ connection: ClientConnection) {
         // Opens still queued for this caller are dropped: nobody would read their answers.
         // Those an app already has end in their own time; `lsctl history` records both.
-        perform(machine.withdraw(connection.waiting))
-        for entry in executor.ledger.callerLeft(connection.waiting, owed: machine.owed(among: connection.waiting)) {
-            executor.history.recordWithdrawn(source: entry.source, scheme: entry.scheme, app: entry.app)
-        }
+        let waiting = connection.waiting
+        lifecycle.event { machine, _ in machine.withdraw(waiting) }
+        records.callerLeft(waiting, owed: lifecycle.machine.owed(among: waiting))
         // Likewise its waiting pasteboard requests; one under way ends unanswered.
-        pasteboardService.connectionClosed(connection)
+        pasteboards.connectionClosed(connection)
         if let app = connection.appID, connections.detach(app, ifItIs: connection) != nil {
-            perform(machine.disconnected(app: app))
+            lifecycle.event { machine, _ in machine.disconnected(app: app) }
         }
-        flushPending()
-    }
-
-    /// Logs a limit being reached (once, then at most once a minute with a count).
-    func limitReached(_ limit: PeerLimit, _ detail: String) {
-        connections.limitReached(limit, detail)
+        connections.flush()
     }
 
     /// An I/O error (the peer reset the connection) only ends it.
@@ -138,16 +168,12 @@ extension LaunchServicesDaemon: ConnectionEvents {
         loop.assertInEventLoop()
         connection.finishedSending = true
         // A callback address is for a caller that is still listening; this one may be gone.
-        for token in connection.reservations { reservations[token] = nil }
-        connection.reservations.removeAll()
-        closeIfDone(connection)
+        callbacks.release(connection)
+        connections.closeIfDone(connection)
     }
 
-    /// Closes a connection whose peer finished sending once nothing is owed to it.
-    func closeIfDone(_ connection: ClientConnection) {
-        guard connection.finishedSending || connection.closing, connection.waiting.isEmpty,
-              pasteboardService.isIdle(connection) else { return }
-        flushPending()
-        connection.channel.close(promise: nil)
+    /// The end of a batch of reads: what it produced is written at the end of the tick.
+    func readBatchEnded() {
+        connections.flushAtEndOfTick()
     }
 }

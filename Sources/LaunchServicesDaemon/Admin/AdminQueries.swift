@@ -6,19 +6,22 @@ import LaunchServicesProtocol
 import NIOCore
 
 /// The inspections (`AdminQuery`: `lsctl status`, `apps`, `schemes`, `conflicts`, `running`,
-/// `pasteboards`): JSON documents of the daemon's state (AdminReports.swift), filtered for apps.
-extension LaunchServicesDaemon {
+/// `history`, `pasteboards`): JSON documents of the daemon's state (AdminReports.swift),
+/// filtered for apps.
+extension AdminService {
     /// The schemes an app may learn about: those in its `LSApplicationQueriesSchemes` (the
     /// iOS 9 rule, which every query obeys, not only canOpenURL) and those it declares itself
     /// (an app sees itself: which of its schemes it opens, and who does instead); `nil` for
     /// the user's tools.
     func visibleSchemes(for connection: ClientConnection) -> Set<URLScheme>? {
-        guard connection.identity != Self.shellIdentity else { return nil }
-        guard let app = registry.apps[connection.identity] else { return [] }
+        guard connection.identity != LaunchServicesDaemon.shellIdentity else { return nil }
+        guard let app = registry.registry.apps[connection.identity] else { return [] }
         return app.queriesSchemes.union(app.schemes)
     }
 
     func answer(_ query: AdminQuery, for connection: ClientConnection) -> Message {
+        let registry = registry.registry
+        let machine = lifecycle.machine
         let visible = visibleSchemes(for: connection)
         let queryable = visible == nil ? nil : registry.apps[connection.identity]?.queriesSchemes ?? []
         /// Whether an app may be listed: the asker itself, or a handler of a scheme it may
@@ -34,23 +37,23 @@ extension LaunchServicesDaemon {
             guard visible == nil else {
                 return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user reads the open history (lsctl history)"))
             }
-            return .queryResult(json: JSONDocument.encode(executor.history.entries))
+            return .queryResult(json: JSONDocument.encode(records.history.entries))
         case .status:
             return .queryResult(json: JSONDocument.encode(StatusReport(
-                version: Self.version, pid: getpid(), socket: socketPath,
-                uptimeSeconds: Double(now - started.uptimeNanoseconds) / 1e9,
+                version: LaunchServicesDaemon.version, pid: getpid(), socket: socketPath,
+                uptimeSeconds: Double(lifecycle.now - started.uptimeNanoseconds) / 1e9,
                 appsRegistered: registry.apps.count, schemesRegistered: registry.claimants.count,
                 appsRunning: machine.running.count, appsSuspended: machine.running.filter { $0.record.state == .suspended }.count,
-                opensServed: executor.ledger.served,
-                pasteboards: pasteboardService.boards.values.filter { !$0.items.isEmpty }.count,
-                persistentPasteboards: pasteboardService.boards.values.filter { !$0.items.isEmpty && $0.persistent }.count,
+                opensServed: records.ledger.served,
+                pasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty }.count,
+                persistentPasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty && $0.persistent }.count,
                 frontmost: machine.frontmost,
-                appsFolders: visible == nil ? configuration.appsFolders : [], refusedBundles: visible == nil ? registryService.refused.map(\.description) : [],
-                appLogs: visible == nil ? appLogsReport : nil,
+                appsFolders: visible == nil ? configuration.appsFolders : [], refusedBundles: visible == nil ? self.registry.refused.map(\.description) : [],
+                appLogs: visible == nil ? appLogs : nil,
                 // Where the user's files are and what they lost is the user's to read, not an app's.
-                damagedDatabases: visible == nil ? KeptDatabases.reports(kept: keptDatabases, setAsideNow: damagedDatabases) : nil,
-                storageProblems: visible == nil && !storageProblems.isEmpty ? storageProblems : nil,
-                unreadableInAppsFolders: visible == nil && !registryService.unreadable.isEmpty ? registryService.unreadable.map(\.description) : nil)))
+                damagedDatabases: visible == nil ? storage.reports : nil,
+                storageProblems: visible == nil && !storage.problems.isEmpty ? storage.problems : nil,
+                unreadableInAppsFolders: visible == nil && !self.registry.unreadable.isEmpty ? self.registry.unreadable.map(\.description) : nil)))
         case .apps:
             return .queryResult(json: JSONDocument.encode(registry.apps.values.filter(listed).sorted { $0.id < $1.id }.map { app in
                 let own = visible == nil || app.id == connection.identity
@@ -72,7 +75,7 @@ extension LaunchServicesDaemon {
             }
             return .queryResult(json: JSONDocument.encode(rows))
         case .pasteboards:
-            return .queryResult(json: JSONDocument.encode(pasteboardService.list().map(PasteboardReport.init)))
+            return .queryResult(json: JSONDocument.encode(pasteboards.list().map(PasteboardReport.init)))
         case .running:
             return .queryResult(json: JSONDocument.encode(machine.running.filter { listed(registry.apps[$0.app]) }.map {
                 RunningReport(id: $0.app, state: $0.record.state.rawValue, pid: $0.record.pid, frontmost: machine.frontmost == $0.app,

@@ -9,18 +9,35 @@ struct CallbackReservation {
     let id: UInt32
 }
 
-/// Returning control (x-callback-url): checking the callbacks a request names, and delivering
-/// callbacks to callers that own no scheme (`lsopen --wait`).
-extension LaunchServicesDaemon {
+/// Returning control (x-callback-url): checking the callbacks a request names, and
+/// delivering callbacks to callers that own no scheme (`lsopen --wait`), whose addresses
+/// this room reserves and owns. Confined to the loop.
+final class CallbackService {
+    private let limits: ConnectionLimits
+    private let logger: Logger
+    private let registry: RegistryService
+    private let connections: ConnectionTable
+    private let records: OpenRecords
+    /// Callback addresses reserved by callers that own no scheme, by token.
+    private var reservations: [String: CallbackReservation] = [:]
+
+    init(limits: ConnectionLimits, logger: Logger, registry: RegistryService, connections: ConnectionTable, records: OpenRecords) {
+        self.limits = limits
+        self.logger = logger
+        self.registry = registry
+        self.connections = connections
+        self.records = records
+    }
+
     /// Reserves `x-lsopen-callback://TOKEN` for this connection. The token is 128 random
     /// bits, so no one can guess another caller's address. The limit is per connection
     /// only: with connections capped per uid, all reservations together stay bounded, and
     /// no daemon-wide pool exists for one caller to drain.
-    func reserveCallback(id: UInt32, for connection: ClientConnection) {
-        let limit = configuration.connectionLimits.maximumCallbackAddresses
+    func reserve(id: UInt32, for connection: ClientConnection) {
+        let limit = limits.maximumCallbackAddresses
         guard connection.reservations.count < limit else {
-            limitReached(.callbackAddresses, "\(connection.identity) holds \(limit) callback addresses on one connection")
-            send(Envelope(id: id, .failure(OpenError(.unavailable, "this connection already waits on \(limit) callback addresses, the limit (connections.maximumCallbackAddresses); wait for their callbacks first"))), to: connection)
+            connections.limitReached(.callbackAddresses, "\(connection.identity) holds \(limit) callback addresses on one connection")
+            connections.send(Envelope(id: id, .failure(OpenError(.unavailable, "this connection already waits on \(limit) callback addresses, the limit (connections.maximumCallbackAddresses); wait for their callbacks first"))), to: connection)
             return
         }
         var generator = SystemRandomNumberGenerator()
@@ -30,14 +47,21 @@ extension LaunchServicesDaemon {
         }.joined()
         reservations[token] = CallbackReservation(connection: connection, id: id)
         connection.reservations.insert(token)
-        send(Envelope(id: id, .callbackAddress(url: CallbackAddress.base(token: token))), to: connection)
+        connections.send(Envelope(id: id, .callbackAddress(url: CallbackAddress.base(token: token))), to: connection)
+    }
+
+    /// The connection's addresses are no longer served: it closed, or it finished sending
+    /// (an address is for a caller that is still listening).
+    func release(_ connection: ClientConnection) {
+        for token in connection.reservations { reservations[token] = nil }
+        connection.reservations.removeAll()
     }
 
     /// The callback rule for an open from `connection`: its x-success/x-error/x-cancel must
     /// open in itself, and a returning open (`returnTo`) must open in exactly that app.
-    func callbackViolation(_ url: ParsedURL, returnTo: String?, from connection: ClientConnection) -> CallbackViolation? {
+    func violation(_ url: ParsedURL, returnTo: String?, from connection: ClientConnection) -> CallbackViolation? {
         let check = CallbackCheck(
-            handler: { [registry] in registry.handler(for: $0)?.id },
+            handler: { [registry = registry.registry] in registry.handler(for: $0)?.id },
             reservationOwner: { [reservations] token in
                 guard let reservation = reservations[token] else { return nil }
                 // A request may name only its own connection's addresses; a reply may name
@@ -51,26 +75,20 @@ extension LaunchServicesDaemon {
     }
 
     /// Someone opened a reserved address: hand the URL to the waiting caller, once.
-    func routeCallback(_ url: ParsedURL, token: String, returnTo: String?, id: UInt32, from connection: ClientConnection) {
+    func route(_ url: ParsedURL, token: String, returnTo: String?, id: UInt32, from connection: ClientConnection) {
         guard let reservation = reservations[token] else {
             let gone = OpenOutcome.failure(OpenError(.noHandler,
                 "nobody waits at \(CallbackAddress.base(token: token)): the caller that reserved it has gone, or was already called back"))
-            executor.history.record(source: connection.identity, scheme: url.scheme, gone)
-            send(Envelope(id: id, .openResult(gone)), to: connection)
-            return
+            return records.answerAtOnce(gone, id: id, scheme: url.scheme, to: connection)
         }
         if let returnTo, returnTo != reservation.connection.identity {
             let refusal = OpenOutcome.failure(OpenError(.notPermitted, "refused to open \(TerminalText.quoted(url.string)): the callback address belongs to \(reservation.connection.identity), not to \(returnTo)"))
-            executor.history.record(source: connection.identity, scheme: url.scheme, refusal)
-            send(Envelope(id: id, .openResult(refusal)), to: connection)
-            return
+            return records.answerAtOnce(refusal, id: id, scheme: url.scheme, to: connection)
         }
         reservations[token] = nil
         reservation.connection.reservations.remove(token)
         logger.info("callback from \(connection.identity) delivered to a waiting \(reservation.connection.identity)", metadata: ["bundle_id": "\(connection.identity)", "outcome": "callback"])
-        send(Envelope(id: reservation.id, .callback(url: url.string, sourceApplication: connection.identity)), to: reservation.connection)
-        let delivered = OpenOutcome(app: reservation.connection.identity)
-        executor.history.record(source: connection.identity, scheme: url.scheme, delivered)
-        send(Envelope(id: id, .openResult(delivered)), to: connection)
+        connections.send(Envelope(id: reservation.id, .callback(url: url.string, sourceApplication: connection.identity)), to: reservation.connection)
+        records.answerAtOnce(OpenOutcome(app: reservation.connection.identity), id: id, scheme: url.scheme, to: connection)
     }
 }

@@ -1,0 +1,78 @@
+import LaunchServicesCore
+import Logging
+import NIOCore
+
+/// Every room of the daemon, built and wired once, each owning its state: the registry,
+/// the connections, the app processes, the opens' records, the apps' lifecycle (the state
+/// machine and its executor), callbacks, opening, check-in, pasteboards, the state folder's
+/// status, administration, and the connection service that routes each request to its room.
+/// A room holds the rooms it asks things of, never one above it; the one link back (a
+/// connection's handler reports to the connection service) is set here. Confined to the
+/// loop: `LaunchServicesDaemon` keeps it in a `NIOLoopBoundBox`.
+final class DaemonRooms {
+    let registry: RegistryService
+    let connections: ConnectionTable
+    let supervisor: ProcessSupervisor
+    let records: OpenRecords
+    let lifecycle: AppLifecycle
+    let pasteboards: PasteboardService
+    let storage = StorageStatus()
+    let connectionService: ConnectionService
+    let serviceManager = ServiceManagerStatus()
+    /// The listening socket's channel, once bound.
+    var serverChannel: Channel?
+
+    init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String?, launcher: any AppLaunching, workers: DaemonWorkers,
+         loop: EventLoop, logger: Logger) {
+        registry = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders,
+                                   files: workers.files, wallClock: workers.wallClock, makeWatcher: workers.folderWatcher)
+        connections = ConnectionTable(limits: configuration.connectionLimits, maximumFrameLength: configuration.maximumFrameLength, logger: logger, loop: loop)
+        supervisor = ProcessSupervisor(loop: loop, launcher: launcher, logger: logger)
+        records = OpenRecords(loop: loop, logger: logger, connections: connections)
+        lifecycle = AppLifecycle(configuration: configuration, loop: loop, logger: logger, connections: connections, supervisor: supervisor,
+                                 registry: registry, records: records)
+        pasteboards = PasteboardService(limits: configuration.pasteboardLimits, keepsState: stateFolder != nil, loop: loop, logger: logger, connections: connections,
+                                        worker: workers.passwords, saver: workers.pasteboardSaves, hasher: workers.hasher,
+                                        clock: { [wallClock = workers.wallClock] in UInt64(max(0, wallClock() / 1000)) })
+        let callbacks = CallbackService(limits: configuration.connectionLimits, logger: logger, registry: registry, connections: connections, records: records)
+        connectionService = ConnectionService(
+            configuration: configuration, loop: loop, logger: logger, connections: connections, supervisor: supervisor, lifecycle: lifecycle, records: records,
+            opening: OpenService(configuration: configuration, logger: logger, registry: registry, connections: connections, records: records,
+                                 callbacks: callbacks, lifecycle: lifecycle),
+            callbacks: callbacks,
+            checkIn: CheckInService(loop: loop, logger: logger, registry: registry, connections: connections, supervisor: supervisor, lifecycle: lifecycle),
+            pasteboards: pasteboards,
+            admin: AdminService(configuration: configuration, socketPath: socketPath, logger: logger, loop: loop,
+                                appLogs: (launcher as? AppLauncher)?.output?.report, registry: registry, lifecycle: lifecycle, records: records,
+                                pasteboards: pasteboards, storage: storage, connections: connections))
+        connections.events = connectionService
+        supervisor.exited = { [unowned lifecycle] in lifecycle.processExited($0, status: $1) }
+    }
+
+    /// What the start read from the state folder, taken in on the loop.
+    func adopt(_ opened: OpenedStateFolder) {
+        storage.adopt(opened)
+        registry.apply(opened.registry)
+        pasteboards.adopt(store: opened.pasteboardStore, saved: opened.savedPasteboards, problem: opened.problems.first)
+    }
+
+    /// The one-line summary shown by `systemctl --user status`.
+    var statusLine: String {
+        "\(registry.registry.apps.count) apps registered, \(lifecycle.machine.running.count) running, \(records.ledger.served) opens served"
+    }
+
+    /// Stops serving: callers still waiting hear `unavailable`, apps' connections close (the
+    /// app runtime exits when it loses the daemon), and apps still alive after the grace
+    /// period are killed. Succeeds once every app has exited.
+    func beginShutdown(grace: Duration) -> EventLoopFuture<Void> {
+        serviceManager.stop()
+        // What apps started and let go ends with the daemon too: asked now, killed later.
+        supervisor.beginStopping()
+        registry.stop()
+        storage.stop()
+        serverChannel?.close(promise: nil)
+        lifecycle.shutdown()
+        for connection in connections.connections { connection.channel.close(promise: nil) }
+        return supervisor.waitForAllToExit(grace: TimeAmount(grace))
+    }
+}

@@ -1,0 +1,124 @@
+import LaunchServicesCore
+import LaunchServicesProtocol
+import Logging
+import NIOCore
+
+/// The opening room: an open request as it arrives (the URL checked, the callback rule
+/// applied, the app chosen, the caller's limit met) handed to the lifecycle, and
+/// canOpenURL answered. What it decides itself (no handler, a refusal) it answers at once.
+/// Confined to the loop.
+final class OpenService {
+    private let configuration: DaemonConfiguration
+    private let logger: Logger
+    private let registry: RegistryService
+    private let connections: ConnectionTable
+    private let records: OpenRecords
+    private let callbacks: CallbackService
+    private let lifecycle: AppLifecycle
+    /// canOpenURL denials already logged (app and scheme), so each is logged once.
+    private var deniedQueries: Set<String> = []
+
+    init(configuration: DaemonConfiguration, logger: Logger, registry: RegistryService, connections: ConnectionTable, records: OpenRecords,
+         callbacks: CallbackService, lifecycle: AppLifecycle) {
+        self.configuration = configuration
+        self.logger = logger
+        self.registry = registry
+        self.connections = connections
+        self.records = records
+        self.callbacks = callbacks
+        self.lifecycle = lifecycle
+    }
+
+    func open(_ text: String, annotation: PropertyListValue?, returnTo: String?, options: OpenOptions, id: UInt32, from connection: ClientConnection) {
+        let url: ParsedURL
+        do {
+            url = try ParsedURL(text)
+        } catch {
+            let outcome = OpenOutcome.failure(OpenError(.invalidURL, "invalid URL: \(error)"))
+            records.history.record(source: connection.identity, unparsed: text, outcome)
+            connections.send(Envelope(id: id, .openResult(outcome)), to: connection)
+            return
+        }
+        if let token = CallbackAddress.token(of: url) {
+            callbacks.route(url, token: token, returnTo: returnTo, id: id, from: connection)
+            return
+        }
+        var warning: String?
+        if let violation = callbacks.violation(url, returnTo: returnTo, from: connection) {
+            switch configuration.callbackPolicy {
+            case .refuse:
+                logger.warning("open refused: \(LogRedaction.redact(violation.message, urls: [violation.url, text]))", metadata: ["url_scheme": "\(url.scheme)", "outcome": "notPermitted", "peer": "\(connection.identity)"])
+                var words = violation.parameter == "reply" ? "refused: \(violation.message)" : "refused to open \(TerminalText.quoted(text)): \(violation.message)"
+                if connection.identity == LaunchServicesDaemon.shellIdentity, violation.parameter != "reply" {
+                    words += "; lsopen owns no URL scheme, so use lsopen --wait to be called back"
+                }
+                let refusal = OpenOutcome.failure(OpenError(.notPermitted, words + " (callbackPolicy 'refuse')"), app: registry.registry.handler(for: url.scheme)?.id)
+                return records.answerAtOnce(refusal, id: id, scheme: url.scheme, to: connection)
+            case .flag:
+                logger.notice("callback flagged: \(LogRedaction.redact(violation.message, urls: [violation.url, text]))", metadata: ["url_scheme": "\(url.scheme)", "peer": "\(connection.identity)"])
+                warning = violation.message
+            }
+        }
+        guard let app = chooseApp(for: url, text: text, options: options, id: id, from: connection) else { return }
+        let limit = configuration.connectionLimits.maximumPendingRequests
+        if connection.waiting.count >= limit {
+            connections.limitReached(.pendingRequests, "\(connection.identity) has \(limit) opens waiting on one connection")
+            let busy = OpenOutcome.failure(OpenError(.unavailable, "this connection already has \(limit) opens waiting for an answer, the limit (connections.maximumPendingRequests); wait for their answers or use another connection"), app: app.id)
+            return records.answerAtOnce(busy, id: id, scheme: url.scheme, to: connection)
+        }
+        let token = records.ledger.begin(.init(connection: connection, id: id, scheme: url.scheme, source: connection.identity, url: text, received: lifecycle.now, app: app.id))
+        let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation, warning: warning,
+                                  caller: connection.serial, background: options.background)
+        lifecycle.event { $0.open(request, app: app.id, now: $1) }
+    }
+
+    /// The app to open in: the one the caller named (it must declare the scheme), else the
+    /// scheme's handler. Answers the caller itself when there is none.
+    private func chooseApp(for url: ParsedURL, text: String, options: OpenOptions, id: UInt32, from connection: ClientConnection) -> AppBundle? {
+        let registry = registry.registry
+        let refusal: String
+        if let named = options.app {
+            switch registry.choose(named, for: url.scheme) {
+            case .chosen(let app):
+                return app
+            case .notRegistered:
+                refusal = "no app with bundle id '\(named)' is registered (see: lsctl apps)"
+            case .doesNotDeclare:
+                let claimants = registry.resolve(url.scheme)?.claimants ?? []
+                refusal = "\(named) does not declare the scheme '\(url.scheme)' in its CFBundleURLTypes; \(claimants.isEmpty ? "no app does" : "apps that do: \(claimants.joined(separator: ", "))")"
+            }
+        } else if let app = registry.handler(for: url.scheme) {
+            return app
+        } else {
+            refusal = "no app handles the scheme '\(url.scheme)' (URL \(TerminalText.quoted(text))); install an app whose Info.plist declares it in CFBundleURLTypes (see: lsctl apps)"
+        }
+        logger.info("no handler", metadata: ["url_scheme": "\(url.scheme)", "outcome": "noHandler"])
+        records.answerAtOnce(OpenOutcome.failure(OpenError(.noHandler, refusal), app: options.app), id: id, scheme: url.scheme, to: connection)
+        return nil
+    }
+
+    func canOpen(_ text: String, id: UInt32, from connection: ClientConnection) {
+        let url: ParsedURL
+        do {
+            url = try ParsedURL(text)
+        } catch {
+            connections.send(Envelope(id: id, .failure(OpenError(.invalidURL, "invalid URL: \(error)"))), to: connection)
+            return
+        }
+        let registry = registry.registry
+        // An app (on its launch connection, or recognised by pid on the socket) may ask only
+        // about the schemes it lists in LSApplicationQueriesSchemes (the iOS 9 rule).
+        let askingApp = connection.appID ?? (connection.identity == LaunchServicesDaemon.shellIdentity ? nil : connection.identity)
+        if let askingApp {
+            guard registry.apps[askingApp]?.queriesSchemes.contains(url.scheme) == true else {
+                if deniedQueries.insert(askingApp + "\u{0}" + url.scheme.normalized).inserted {
+                    logger.warning("canOpenURL denied: '\(url.scheme)' is not in \(askingApp)'s LSApplicationQueriesSchemes; answered false", metadata: ["bundle_id": "\(askingApp)", "url_scheme": "\(url.scheme)"])
+                }
+                connections.send(Envelope(id: id, .canOpenResult(canOpen: false, app: nil)), to: connection)
+                return
+            }
+        }
+        let handler = registry.handler(for: url.scheme)
+        connections.send(Envelope(id: id, .canOpenResult(canOpen: handler != nil, app: askingApp == nil ? handler?.id : nil)), to: connection)
+    }
+}
