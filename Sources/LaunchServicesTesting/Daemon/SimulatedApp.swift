@@ -51,8 +51,8 @@ public enum SimulatedEvent: Sendable, Equatable {
 
 /// One launched app, in memory: it stands for the process (pid, signals, exit) and speaks
 /// the app side of the protocol on an embedded channel, scripted by `SimulatedBehaviour`.
-/// Like the `EmbeddedEventLoop` it runs on, it is used from one thread only; the compiler
-/// cannot see that, hence `@unchecked Sendable`.
+/// Like the `EmbeddedEventLoop` it runs on, it is used from one thread only.
+// Unchecked: used only from the thread of the `EmbeddedEventLoop` it runs on (the test's); the compiler cannot see that.
 public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
     public let bundleID: String
     public let pid: Int32

@@ -3,8 +3,8 @@ import LaunchServicesDaemon
 import NIOEmbedded
 
 /// Starts simulated apps instead of processes: each launch makes a `SimulatedApp` with the
-/// behaviour set for its bundle id, and a made-up pid. Used from the embedded loop's thread
-/// only, hence `@unchecked Sendable`.
+/// behaviour set for its bundle id, and a made-up pid.
+// Unchecked: used only from the thread of the `EmbeddedEventLoop` it was made for (the test's), like that loop.
 final class SimulatedLauncher: AppLaunching, @unchecked Sendable {
     private let loop: EmbeddedEventLoop
     private var nextPID: Int32 = 4_000_000

@@ -1,5 +1,6 @@
 import CLaunchServicesShim
 import Foundation
+import Synchronization
 
 /// `ChildProcess` owns one real child process of a test or a benchmark: started with
 /// `posix_spawn` (stdin, stdout and stderr redirected to files, every other descriptor
@@ -7,11 +8,10 @@ import Foundation
 /// SIGKILL) — never by name, so nothing else on the machine is touched. After it is reaped
 /// its PID may belong to someone else, so it is never signalled again. Also here: running a
 /// program to completion with its output captured (`run`) or timed (`timedRun`).
-public final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: Sendable {
     public let pid: pid_t
-    private let lock = NSLock()
     /// The exit status (128 + signal when killed), once reaped.
-    private var status: Int32?
+    private let status = Mutex<Int32?>(nil)
 
     /// Starts `path` (a path, or a name looked up on PATH) with `arguments`; its output goes
     /// to `stdout` and `stderr` (files, appended to and created if needed; `stderr` defaults
@@ -48,7 +48,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// The exit status (128 + signal when killed), or `nil` while it runs. Reaps it if it
     /// has exited, without blocking.
     public var exitStatus: Int32? {
-        lock.withLock {
+        status.withLock { status in
             if let status { return status }
             var raw: Int32 = 0
             guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
@@ -75,11 +75,11 @@ public final class ChildProcess: @unchecked Sendable {
     /// Blocks until the process exits, however long that is; returns its exit status.
     @discardableResult
     public func wait() -> Int32 {
-        if let status = lock.withLock({ status }) { return status }
+        if let status = status.withLock({ $0 }) { return status }
         var raw: Int32 = 0
         var rc: pid_t
         repeat { rc = waitpid(pid, &raw, 0) } while rc == -1 && errno == EINTR
-        return lock.withLock {
+        return status.withLock { status in
             // -1 (ECHILD): another thread reaped it through `exitStatus` meanwhile.
             if rc == pid && status == nil { status = Self.decode(raw) }
             return status ?? -1

@@ -5,7 +5,7 @@ import LaunchServicesClient
 /// or a benchmark: it is started on its own socket with its output in a log file, counted as
 /// started only once it answers a status query on that socket, and stopped by its PID.
 /// A daemon that exits or does not answer in time is stopped and reported with its log.
-public final class DaemonProcess: @unchecked Sendable {
+public final class DaemonProcess: Sendable {
     public let socket: String
     /// Where the daemon's stdout and stderr go.
     public let log: String
