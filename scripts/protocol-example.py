@@ -5,13 +5,15 @@ docs/PROTOCOL.md alone: an example of the wire protocol, and a check of that doc
 usage:
   scripts/protocol-example.py [options] URL              open URL; print the openResult as JSON
   scripts/protocol-example.py [options] --can-open URL   ask whether some app opens URL
-  scripts/protocol-example.py [options] --query TOPIC    status | apps | schemes | conflicts | running | pasteboards
+  scripts/protocol-example.py [options] --query TOPIC    status | apps | schemes | conflicts | running | pasteboards | history
   scripts/protocol-example.py [options] --wait URL       call an x-callback-url; print the callback (§6.13)
   scripts/protocol-example.py [options] --pasteboard OP  copy | paste | clear (§6.14), with --name, --text, --type
 
 options:
   --annotation JSON  send a property-list annotation with the open (a JSON string, number,
                      boolean, array or object; e.g. '{"k": [1, 2.5, true]}')
+  --app BUNDLE-ID    open in this app instead of the scheme's handler (open tag 4, §6.4)
+  --background       deliver without bringing the app to the front (open tag 5, §6.4)
   --program NAME     the program name in the hello (default protocol-example; lsopen sends lsopen)
   --hex              print every frame sent and received to stderr, as an annotated hex dump
   --timeout SECONDS  how long to wait for the answer (default 60)
@@ -31,7 +33,8 @@ import socket
 import struct
 import sys
 
-MAX_FRAME = 1 << 20            # §2: the default frame limit, in body bytes
+MAX_FRAME = 65 << 20           # §2: what a client accepts from the daemon, in body bytes
+                               # (the daemon's own limit, 1 MiB by default, is for what it reads)
 
 # §6: kind byte -> (name, {tag: (field name, type)}). Types: u64, str, bool, timing
 # (nested: tag 1 phase, tag 2 u64 nanoseconds), plist (§7). "*" marks a repeated tag.
@@ -39,9 +42,10 @@ KINDS = {
     0x01: ("hello", {1: ("version", "u64"), 2: ("role", "str"), 3: ("program", "str"), 4: ("bundlePath", "str")}),
     0x02: ("welcome", {1: ("version", "u64"), 2: ("identity", "str")}),
     0x03: ("failure", {1: ("code", "str"), 2: ("message", "str"), 3: ("phase", "str")}),
-    0x10: ("open", {1: ("url", "str"), 2: ("annotation", "plist"), 3: ("returnTo", "str")}),
+    0x10: ("open", {1: ("url", "str"), 2: ("annotation", "plist"), 3: ("returnTo", "str"), 4: ("app", "str"), 5: ("background", "bool")}),
     0x11: ("openResult", {1: ("opened", "bool"), 2: ("app", "str"), 3: ("code", "str"), 4: ("message", "str"),
-                          5: ("phase", "str"), 6: ("method", "str"), 7: ("launched", "bool"), 8: ("timings*", "timing")}),
+                          5: ("phase", "str"), 6: ("method", "str"), 7: ("launched", "bool"), 8: ("timings*", "timing"),
+                          9: ("launchState", "str"), 10: ("totalNanoseconds", "u64")}),
     0x12: ("canOpen", {1: ("url", "str")}),
     0x13: ("canOpenResult", {1: ("canOpen", "bool"), 2: ("app", "str")}),
     0x14: ("awaitCallback", {}),
@@ -50,8 +54,10 @@ KINDS = {
     0x20: ("query", {1: ("topic", "str")}),
     0x21: ("queryResult", {1: ("json", "str")}),
     0x22: ("command", {1: ("verb", "str"), 2: ("arguments*", "str")}),
-    0x30: ("launchMethod", {1: ("phase", "str"), 2: ("url", "str"), 3: ("sourceApplication", "str"), 4: ("annotation", "plist"), 5: ("warning", "str")}),
-    0x31: ("deliver", {2: ("url", "str"), 3: ("sourceApplication", "str"), 4: ("annotation", "plist"), 5: ("warning", "str")}),
+    0x30: ("launchMethod", {1: ("phase", "str"), 2: ("url", "str"), 3: ("sourceApplication", "str"), 4: ("annotation", "plist"), 5: ("warning", "str"),
+                            6: ("background", "bool")}),
+    0x31: ("deliver", {2: ("url", "str"), 3: ("sourceApplication", "str"), 4: ("annotation", "plist"), 5: ("warning", "str"),
+                       6: ("background", "bool")}),
     0x32: ("notify", {1: ("notification", "str")}),
     0x33: ("phaseResult", {1: ("accepted", "bool"), 2: ("method", "str")}),
     0x40: ("pasteboard", {1: ("operation", "str"), 2: ("name", "str"), 3: ("items*", "item"), 4: ("type", "str"),
@@ -93,6 +99,19 @@ def plist(value):
     if isinstance(value, dict):
         return field(0x07, b"".join(field(0x10, key.encode()) + plist(item) for key, item in value.items()))
     raise ValueError("a property list holds no %r" % (value,))
+
+
+def open_fields(url, options):
+    """The fields of an open (§6.4): the URL, then the optional annotation, app and
+    background, in ascending tag order as the project's encoders write them."""
+    fields = [field(1, url.encode())]
+    if options["--annotation"] is not None:
+        fields.append(field(2, plist(json.loads(options["--annotation"]))))
+    if options["--app"] is not None:
+        fields.append(field(4, options["--app"].encode()))
+    if options["--background"]:
+        fields.append(field(5, b"\x01"))
+    return fields
 
 
 # ---- decoding ----
@@ -249,13 +268,15 @@ def frames(sock, show_hex):
 
 def main(argv):
     options = {"--annotation": None, "--program": "protocol-example", "--timeout": "60", "--query": None, "--can-open": None,
-               "--wait": None, "--pasteboard": None, "--name": None, "--text": None, "--type": None}
+               "--wait": None, "--pasteboard": None, "--name": None, "--text": None, "--type": None, "--app": None, "--background": False}
     show_hex, rest = False, []
     args = list(argv)
     while args:
         arg = args.pop(0)
         if arg == "--hex":
             show_hex = True
+        elif arg == "--background":
+            options["--background"] = True
         elif arg in options and args:
             options[arg] = args.pop(0)
         elif arg in ("-h", "--help"):
@@ -280,10 +301,7 @@ def main(argv):
     elif options["--can-open"] is not None:
         request = frame("canOpen", 1, [field(1, options["--can-open"].encode())])
     elif len(rest) == 1:
-        fields = [field(1, rest[0].encode())]
-        if options["--annotation"] is not None:
-            fields.append(field(2, plist(json.loads(options["--annotation"]))))
-        request = frame("open", 1, fields)
+        request = frame("open", 1, open_fields(rest[0], options))
     else:
         print(__doc__, file=sys.stderr)
         return 2
@@ -352,7 +370,7 @@ def wait(options, show_hex):
                 extra = "&".join("%s=%s" % (k, quote(address + "/" + v, safe="")) for k, v in
                                  (("x-success", "success"), ("x-error", "error"), ("x-cancel", "cancel")))
                 url += ("&" if "?" in url else "?") + "x-source=protocol-example&" + extra
-                request = frame("open", 2, [field(1, url.encode())])
+                request = frame("open", 2, open_fields(url, options))
                 if show_hex: hexdump(request, "sent")
                 sock.sendall(request)
             elif name == "openResult":

@@ -55,7 +55,7 @@ public enum ExitCodes {
     /// Every status `lsctl` exits with.
     public static let lsctl: [(status: Int32, meaning: String)] = [
         (0, "done"),
-        (failure, "the daemon refused the request (its message says why); nothing to paste; logs: no such app"),
+        (failure, "the daemon refused the request (its message says why); pasteboard paste: nothing to paste; pasteboard copy: stdin cannot be read or holds over 64 MiB; logs: no such app, or the daemon does not say where app output goes; export-xdg: a file could not be written"),
         (usage, "usage error"),
         (unavailable, "daemon unreachable or unavailable, or its answer is not one this lsctl knows"),
         (incomplete, "rescan: a folder or bundle could not be read now (named); nothing of it was withdrawn; the daemon reads the folders again shortly"),

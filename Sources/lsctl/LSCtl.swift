@@ -10,6 +10,9 @@ struct LSCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lsctl",
         abstract: "Inspect and administer launchservicesd.",
+        // The real form, not ArgumentParser's `lsctl <subcommand>`: --help and the man page's
+        // synopsis show it (scripts/generate-man-pages adds each verb's own usage after it).
+        usage: "lsctl [--socket <socket>] [--json] <command> [<argument> ...]",
         discussion: "The options every verb takes, --socket PATH and --json, may also come before the verb (lsctl --socket PATH status). "
             + "Exit status: " + ExitCodes.lsctl.map { "\($0.status) \($0.meaning)" }.joined(separator: "; ") + ".",
         version: LaunchServicesVersion.current,

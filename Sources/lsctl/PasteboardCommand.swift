@@ -10,7 +10,7 @@ struct PasteboardCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pasteboard",
         abstract: "Copy to, paste from, list or clear the pasteboards.",
-        discussion: "Without --name, the general pasteboard. Exit status: 0 done; 1 refused or nothing to paste; 69 daemon unreachable.",
+        discussion: "Without --name, the general pasteboard. Exit status as lsctl's: 1 when refused, when there is nothing to paste, or when stdin cannot be read.",
         subcommands: [Copy.self, Paste.self, List.self, Clear.self])
 
     struct Selection: ParsableArguments {

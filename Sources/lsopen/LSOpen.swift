@@ -8,11 +8,21 @@ struct LSOpen: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lsopen",
         abstract: "Open a URL with the app that handles its scheme, through launchservicesd.",
+        usage: usage,
         discussion: "Exit status: " + ExitCodes.lsopen.map { "\($0.status) \($0.meaning)" }.joined(separator: "; ") + """
         .
         Opens from lsopen carry the source application \(ExitCodes.shellIdentity).
         """,
         version: LaunchServicesVersion.current)
+
+    /// The three forms lsopen takes, options grouped as they combine (`OpenCommand.problem`),
+    /// instead of ArgumentParser's `lsopen [<options>] <url>`; --help and the man page's
+    /// synopsis show it. LSOpenTests holds it to the options declared below.
+    static let usage = """
+        lsopen [--json] [--app <bundle-id>] [--ask | --no-ask] [--background] [--fallback <url>] [--annotation <annotation> | --annotation-json <json> | --annotation-plist <file>] [--timeout <timeout>] [--socket <socket>] <url>
+        lsopen --can-open [--json] [--timeout <timeout>] [--socket <socket>] <url>
+        lsopen --wait [--json] [--annotation <annotation> | --annotation-json <json> | --annotation-plist <file>] [--timeout <timeout>] [--socket <socket>] <url>
+        """
 
     @Argument(help: "The URL to open, e.g. todolist://www.acme.com?Quarterly%20Report#200806231300")
     var url: String

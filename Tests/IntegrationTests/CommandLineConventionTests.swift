@@ -39,6 +39,53 @@ struct CommandLineConventionTests {
         }
     }
 
+    /// A man page's section, from its `.Sh` line to the next.
+    static func manSection(_ title: String, of tool: String) throws -> String {
+        let page = try String(contentsOfFile: repo + "/docs/man/\(tool).1", encoding: .utf8)
+        let after = try #require(page.components(separatedBy: ".Sh \(title)\n").dropFirst().first, "docs/man/\(tool).1 has a section \(title)")
+        return after.components(separatedBy: "\n.Sh ").first ?? after
+    }
+
+    @Test("docs/man's synopsis is each tool's usage, not 'subcommand'; lsctl's names every verb; no help verb where there is none")
+    func manPageSynopsis() throws {
+        try TemporaryFolder.with(prefix: "lsmansyn") { scratch in
+            for tool in Self.tools {
+                let synopsis = try Self.manSection("SYNOPSIS", of: tool)
+                #expect(!synopsis.contains("subcommand"), "docs/man/\(tool).1 SYNOPSIS: \(synopsis)")
+                let page = try String(contentsOfFile: Self.repo + "/docs/man/\(tool).1", encoding: .utf8)
+                if tool != "lsctl" {
+                    #expect(!page.contains(".It Em help"), "docs/man/\(tool).1 lists a help verb \(tool) does not have")
+                }
+            }
+            let lsopen = try Self.manSection("SYNOPSIS", of: "lsopen")
+            #expect(lsopen.contains(".Ar url\n.Nm\n.Fl -can-open\n.Op Fl -json"), "the URL ends the first form; --can-open is another: \(lsopen)")
+            #expect(lsopen.hasSuffix(".Nm\n.Fl -help\n.Nm\n.Fl -version"), "\(lsopen)")
+            let lsctl = try Self.manSection("SYNOPSIS", of: "lsctl")
+            let help = try ChildProcess.run(DaemonHarness.binary("lsctl"), ["--help"], scratch: scratch, timeout: 30).stdout
+            let verbs = (help.components(separatedBy: "SUBCOMMANDS:\n").dropFirst().first ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+                .prefix { !$0.isEmpty }.filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }.compactMap { $0.split(separator: " ").first.map(String.init) }
+            #expect(verbs.count >= 15, "\(verbs)")
+            for verb in verbs {
+                #expect(lsctl.contains(".Nm\n.Cm \(verb)\n"), "docs/man/lsctl.1 SYNOPSIS lacks lsctl \(verb)")
+            }
+            #expect(lsctl.contains(".Cm pasteboard\n.Cm copy\n"), "nested verbs have their own line")
+        }
+    }
+
+    @Test("docs/man's EXIT STATUS lists each tool's statuses with their meanings, as its --help does")
+    func manPageExitStatuses() throws {
+        let tables: [(String, [(status: Int32, meaning: String)])] = [("lsopen", ExitCodes.lsopen), ("lsctl", ExitCodes.lsctl), ("launchservicesd", DaemonExitStatus.all)]
+        for (tool, table) in tables {
+            let section = try Self.manSection("\"EXIT STATUS\"", of: tool)
+            #expect(!section.contains(".Ex -std"), "docs/man/\(tool).1 says only that it exits 0 on success")
+            let listed = section.split(separator: "\n").compactMap { $0.hasPrefix(".It ") ? Int32($0.dropFirst(4)) : nil }
+            #expect(listed == table.map(\.status), "docs/man/\(tool).1 EXIT STATUS lists \(listed)")
+            for (status, meaning) in table {
+                #expect(section.contains(".It \(status)\n\(meaning)\n"), "docs/man/\(tool).1 EXIT STATUS lacks: \(status) \(meaning)")
+            }
+        }
+    }
+
     @Test("every lsctl verb takes --json and --socket, as its --help and the README say")
     func everyVerbTakesSharedOptions() throws {
         try TemporaryFolder.with(prefix: "lsverbs") { scratch in
