@@ -95,14 +95,16 @@ final class AdminService {
         }
     }
 
-    /// Registering, unregistering and defaults change which app opens what for every caller:
-    /// the user's tools may, an app may not (it could unregister a rival, register itself,
-    /// or make itself the default). The refusal for an app, or `nil` when the caller may.
+    /// Registering, unregistering and defaults change which app opens what for every caller,
+    /// and quit ends an app: the user's tools may, an app may not (it could unregister or
+    /// quit a rival, register itself, or make itself the default). The refusal for an app, or `nil` when the caller may.
     private func refusal(of verb: AdminVerb, from connection: ClientConnection) -> Message? {
         guard verb.userOnly, connection.appID != nil || connection.identity != LaunchServicesDaemon.shellIdentity else { return nil }
         switch verb {
         case .register, .unregister:
             return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user registers and unregisters apps (lsctl register PATH, lsctl unregister ID)"))
+        case .quit:
+            return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user quits apps (lsctl quit ID)"))
         default:
             return .failure(OpenError(.notPermitted, "\(connection.identity) is an app; only the user sets default handlers (lsctl default SCHEME BUNDLE-ID)"))
         }
