@@ -109,7 +109,7 @@ struct BackgroundSuspensionTests {
         #expect(m.running.count == 3)
         // a suspends: now the least recently used suspended app goes.
         #expect(m.graceExpired(app: "a", token: ta, now: 30) == [.suspend(app: "a", pid: 41), .terminate(app: "a", pid: 41, reason: .evicted)])
-        #expect(m.apps["a"]?.evicted == true)
+        #expect(m.apps["a"]?.ending == .evicted)
         #expect(m.graceExpired(app: "b", token: tb, now: 31) == [.suspend(app: "b", pid: 42)], "a's eviction already made room")
         _ = m.exited(app: "a", status: .signaled(9), now: 32)
         #expect(m.state(of: "a") == .notRunning)

@@ -13,7 +13,7 @@ extension LaunchStateMachineEventTests {
             return
         }
         #expect(first == [.closeConnection(app: "a"), .armQuitStep(app: "a", token: token1, after: .seconds(2))])
-        #expect(m.apps["a"]?.quitting == .closed)
+        #expect(m.apps["a"]?.ending?.quitStep == .closed)
         #expect(m.disconnected(app: "a").isEmpty, "the daemon closed it: no kill for a lost connection")
         #expect(m.quit(app: "a", grace: .seconds(2), now: 1_001).isEmpty, "a second quit changes nothing")
         let second = m.quitStepExpired(app: "a", token: token1, grace: .seconds(2))
@@ -22,7 +22,7 @@ extension LaunchStateMachineEventTests {
         #expect(m.quitStepExpired(app: "a", token: token1 + 1, grace: .seconds(2)) == [.terminate(app: "a", pid: 42, reason: .quit)])
         _ = m.exited(app: "a", status: .signaled(9), now: 5_000)
         #expect(m.state(of: "a") == .notRunning)
-        #expect(m.apps["a"]?.quitting == nil)
+        #expect(m.apps["a"]?.ending == nil)
     }
 
     @Test("quit answers the opens waiting for the app, resumes a suspended one first, and an open during the quit waits and then launches cold")

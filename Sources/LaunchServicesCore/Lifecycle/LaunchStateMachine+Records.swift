@@ -25,11 +25,17 @@ extension LaunchStateMachine {
         mutating func stopGrace() {
             if case .background(let pid, _) = lifecycle { lifecycle = .background(pid: pid, grace: 0) }
         }
-        /// Terminated to make room: no longer counted as alive, its exit is awaited.
-        public internal(set) var evicted = false
-        /// Asked to quit (`lsctl quit`): which step it is at, and the step timer's token.
-        public internal(set) var quitting: QuitStep?
-        var quitToken: UInt64 = 0
+        /// The end the machine decided (eviction or quit) and how far it has got; nil while
+        /// nothing ends the app. Only a running process is ended: `ended()` clears it.
+        public internal(set) var ending: Ending?
+
+        /// The process is gone, or never started: no stage, nothing in flight, no end under
+        /// way. The one way a record becomes `notRunning`, so none keeps an end or an open.
+        mutating func ended() {
+            lifecycle = .notRunning
+            inFlight = []
+            ending = nil
+        }
     }
 
     struct Transaction: Sendable, Equatable {

@@ -50,9 +50,9 @@ extension LaunchStateMachine {
 
     /// Whether another open may be delivered to `record`'s app now, joining those in flight:
     /// it has finished launching, every open in flight is a delivery not being cut short,
-    /// the window has room, and nothing stops it (quit, shutdown, eviction).
+    /// the window has room, and nothing stops it (its end, or shutdown).
     func canPipeline(_ record: AppRecord) -> Bool {
-        guard !stopping, record.quitting == nil, !record.evicted, record.inFlight.count < maximumOpensInFlight else { return false }
+        guard !stopping, record.ending == nil, record.inFlight.count < maximumOpensInFlight else { return false }
         switch record.state {
         case .active, .inactive, .background: break
         default: return false
@@ -105,14 +105,15 @@ extension LaunchStateMachine {
     }
 
     /// While more apps are alive than the limit, terminates the least recently used
-    /// suspended one (never an app that is busy or has opens waiting).
+    /// suspended one (never an app that is busy, has opens waiting, or is ending already).
+    /// An app already killed (evicted, or by its quit) is not counted as alive.
     mutating func enforceLiveLimit(into actions: inout [Action]) {
-        var alive = apps.values.filter { $0.state != .notRunning && !$0.evicted }.count
+        var alive = apps.values.filter { $0.state != .notRunning && $0.ending?.isKilled != true }.count
         guard alive > background.maximumLiveApps else { return }
-        let candidates = apps.filter { $0.value.state == .suspended && !$0.value.evicted && $0.value.inFlight.isEmpty && $0.value.queue.isEmpty && $0.value.pid != nil }
+        let candidates = apps.filter { $0.value.state == .suspended && $0.value.ending == nil && $0.value.inFlight.isEmpty && $0.value.queue.isEmpty && $0.value.pid != nil }
             .sorted { ($0.value.lastUsed, $0.key) < ($1.value.lastUsed, $1.key) }
         for (app, record) in candidates where alive > background.maximumLiveApps {
-            apps[app]?.evicted = true
+            apps[app]?.ending = .evicted
             actions.append(.terminate(app: app, pid: record.pid!, reason: .evicted))
             alive -= 1
         }

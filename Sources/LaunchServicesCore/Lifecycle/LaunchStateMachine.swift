@@ -73,12 +73,12 @@ public struct LaunchStateMachine: Sendable {
         return actions
     }
 
-    /// Whether an open for `app` must queue: behind a quit (the exit starts the next one
-    /// cold), behind a launch, behind opens already waiting (their turn comes first), or
+    /// Whether an open for `app` must queue: behind its end (a quit or an eviction: the exit
+    /// starts the next one cold), behind a launch, behind opens already waiting (their turn comes first), or
     /// behind a full window. (Its own function, so no copy of the record outlives it.)
     private func mustWait(_ app: String) -> Bool {
         guard let record = apps[app] else { return false }
-        return record.quitting != nil || !record.inFlight.isEmpty && !(record.queue.isEmpty && canPipeline(record))
+        return record.ending != nil || !record.inFlight.isEmpty && !(record.queue.isEmpty && canPipeline(record))
     }
 
     /// The spawn succeeded. Nothing to do until the app checks in (the launch deadline is
@@ -113,8 +113,7 @@ public struct LaunchStateMachine: Sendable {
                 OpenError(.launchFailed, phase: .launch, "could not launch \(app): \(reason)"),
                 app: app, launched: tx.cold, timings: tx.timings)))
         }
-        record.lifecycle = .notRunning
-        record.inFlight = []
+        record.ended()
         apps[app] = record
         startNext(app: app, now: now, into: &actions)
         return actions
@@ -200,7 +199,7 @@ public struct LaunchStateMachine: Sendable {
         guard var record = apps[app] else { return [] }
         var actions: [Action] = []
         // Asked to quit: whoever asked hears how far the quit had to go, before anything else.
-        if let step = record.quitting { actions.append(.quitEnded(app: app, step: step, status: status)) }
+        if let step = record.ending?.quitStep { actions.append(.quitEnded(app: app, step: step, status: status)) }
         // Every open sent to it and not yet answered: each hears the crash, oldest first.
         for var tx in record.inFlight {
             close(&tx, now: now)
@@ -210,11 +209,7 @@ public struct LaunchStateMachine: Sendable {
                     app: app, launched: tx.cold, timings: tx.timings)))
             }
         }
-        record.lifecycle = .notRunning
-        record.inFlight = []
-        record.evicted = false
-        record.quitting = nil
-        record.quitToken = 0
+        record.ended()
         apps[app] = record
         if frontmost == app { frontmost = nil }
         startNext(app: app, now: now, into: &actions)
@@ -251,8 +246,7 @@ public struct LaunchStateMachine: Sendable {
             actions.append(.terminate(app: app, pid: pid, reason: .missedDeadline(phase)))
         } else {
             // Never spawned (the spawn is still being set up): nothing to wait for.
-            record.lifecycle = .notRunning
-            record.inFlight = []
+            record.ended()
             apps[app] = record
             startNext(app: app, now: now, into: &actions)
         }
@@ -280,9 +274,10 @@ public struct LaunchStateMachine: Sendable {
     }
 
     /// The background grace armed under `token` ran out: the app is suspended, unless it
-    /// came back to the front (a newer token) or is still busy with an open (grace again).
+    /// came back to the front (a newer token), is still busy with an open (grace again), or
+    /// is ending (a quit stops its grace; this only guards the rule).
     public mutating func graceExpired(app: String, token: UInt64, now: UInt64) -> [Action] {
-        guard var record = apps[app], token != 0, record.graceToken == token, record.state == .background, let pid = record.pid, !record.evicted else { return [] }
+        guard var record = apps[app], token != 0, record.graceToken == token, record.state == .background, let pid = record.pid, record.ending == nil else { return [] }
         var actions: [Action] = []
         record.stopGrace()
         apps[app] = record
@@ -301,8 +296,9 @@ public struct LaunchStateMachine: Sendable {
     /// it is terminated; its exit is reported through `exited`. While stopping, the daemon
     /// closed it: the app exits by itself (and is killed only after the shutdown grace).
     public mutating func disconnected(app: String) -> [Action] {
-        // Quitting, the daemon closed the connection itself: the app is on its way out.
-        guard !stopping, let record = apps[app], record.quitting == nil, let pid = record.pid else { return [] }
+        // Ending, the app is on its way out already: quitting, the daemon closed the
+        // connection itself; evicted, it was killed and its connection closed with it.
+        guard !stopping, let record = apps[app], record.ending == nil, let pid = record.pid else { return [] }
         return [.terminate(app: app, pid: pid, reason: .disconnected)]
     }
 
