@@ -8,10 +8,10 @@ extension LaunchStateMachine {
         case evicted
         /// Asked to quit: its connection was closed, so it should exit by itself; SIGTERM
         /// follows when the step timer `timer` fires.
-        case closed(timer: UInt64)
+        case closed(timer: LaunchToken)
         /// Asked to quit and still alive after that: SIGTERM was sent; SIGKILL follows when
         /// the step timer `timer` fires.
-        case asked(timer: UInt64)
+        case asked(timer: LaunchToken)
         /// Asked to quit, and SIGKILL was sent (by the quit's last step, or by an eviction
         /// before the quit came): only the exit is left.
         case killed
@@ -27,7 +27,7 @@ extension LaunchStateMachine {
         }
 
         /// The token of the quit step's timer running now; a timer with another is stale.
-        var timer: UInt64? {
+        var timer: LaunchToken? {
             switch self {
             case .closed(let timer), .asked(let timer): timer
             case .evicted, .killed: nil

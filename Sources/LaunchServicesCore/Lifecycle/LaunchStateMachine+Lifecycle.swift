@@ -11,8 +11,8 @@ extension LaunchStateMachine {
         /// The frontmost app.
         case active(pid: Int32?)
         /// Running in the background; `grace` is the token of the timer that suspends it
-        /// (0: none runs).
-        case background(pid: Int32?, grace: UInt64)
+        /// (nil: none runs).
+        case background(pid: Int32?, grace: LaunchToken?)
         /// Stopped (SIGSTOP): it keeps its memory and connection, runs nothing.
         case suspended(pid: Int32?)
 

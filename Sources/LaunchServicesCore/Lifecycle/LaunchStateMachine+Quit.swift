@@ -58,10 +58,10 @@ extension LaunchStateMachine {
             // A stopped process could not notice its connection closing. Resumed, it runs
             // in the background until it exits.
             actions.append(.resume(app: app, pid: pid))
-            record.lifecycle = .background(pid: pid, grace: 0)
+            record.lifecycle = .background(pid: pid, grace: nil)
         }
         record.stopGrace()
-        let timer = takeToken()
+        let timer = tokens.take()
         record.ending = .closed(timer: timer)
         apps[app] = record
         actions.append(.closeConnection(app: app))
@@ -71,11 +71,11 @@ extension LaunchStateMachine {
 
     /// A quit step's grace passed and the app is still alive: the next, harder step. A token
     /// that is not the running step's (a step over, an app exited or never quit) does nothing.
-    public mutating func quitStepExpired(app: String, token: UInt64, grace: Duration) -> [Action] {
+    public mutating func quitStepExpired(app: String, token: LaunchToken, grace: Duration) -> [Action] {
         guard var record = apps[app], let ending = record.ending, ending.timer == token, let pid = record.pid else { return [] }
         switch ending {
         case .closed:
-            let timer = takeToken()
+            let timer = tokens.take()
             record.ending = .asked(timer: timer)
             apps[app] = record
             return [.askToExit(app: app, pid: pid), .armQuitStep(app: app, token: timer, after: grace)]
