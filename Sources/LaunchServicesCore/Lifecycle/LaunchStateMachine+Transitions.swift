@@ -55,7 +55,7 @@ extension LaunchStateMachine {
     func canPipeline(_ record: AppRecord) -> Bool {
         guard !stopping, record.ending == nil, record.inFlight.count < maximumOpensInFlight else { return false }
         switch record.state {
-        case .active, .inactive, .background: break
+        case .active, .background: break
         default: return false
         }
         return record.inFlight.allSatisfy { $0.phase == .openURL && !$0.terminating }
@@ -83,7 +83,7 @@ extension LaunchStateMachine {
 
     /// Makes `app` the one frontmost app: the previous one resigns and enters the background.
     mutating func bringToFront(_ app: String, into actions: inout [Action]) {
-        if let previous = frontmost, previous != app, var other = apps[previous], other.state == .active || other.state == .inactive {
+        if let previous = frontmost, previous != app, var other = apps[previous], other.state == .active {
             actions.append(.notify(app: previous, .willResignActive))
             actions.append(.notify(app: previous, .didEnterBackground))
             other.lifecycle = .background(pid: other.pid, grace: nil)
