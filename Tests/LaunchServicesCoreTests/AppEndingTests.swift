@@ -23,11 +23,14 @@ extension BackgroundSuspensionTests {
         #expect(m.state(of: "a") == .launching)
     }
 
-    @Test("quitting an evicted app does nothing more to it (it is killed already); the quit ends as killed")
+    @Test("quitting an evicted app answers the open queued behind the eviction and does nothing more to it (it is killed already); the quit ends as killed")
     func quitOfEvicted() throws {
         var m = try evictedA()
         #expect(m.quitAnswer(for: "a") == .quits(pid: 41))
-        #expect(m.quit(app: "a", grace: .seconds(2), now: 31).isEmpty, "no resume, no connection to close, no step to arm")
+        #expect(m.open(request(200), app: "a", now: 31).isEmpty)
+        #expect(m.quit(app: "a", grace: .seconds(2), now: 32) == [
+            .reply(requestToken: 200, .failure(OpenError(.unavailable, "a was asked to quit before this open began"), app: "a")),
+        ], "no resume, no connection to close, no step to arm")
         #expect(m.apps["a"]?.ending == .killed)
         #expect(m.quitAnswer(for: "a") == .alreadyQuitting(pid: 41))
         #expect(m.exited(app: "a", status: .signaled(9), now: 32) == [.quitEnded(app: "a", step: .killed, status: .signaled(9))])

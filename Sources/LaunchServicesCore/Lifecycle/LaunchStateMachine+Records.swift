@@ -25,6 +25,7 @@ extension LaunchStateMachine {
         mutating func stopGrace() {
             if case .background(let pid, _) = lifecycle { lifecycle = .background(pid: pid, grace: nil) }
         }
+
         /// The end the machine decided (eviction or quit) and how far it has got; nil while
         /// nothing ends the app. Only a running process is ended: `ended()` clears it.
         public internal(set) var ending: Ending?
