@@ -1,22 +1,22 @@
+import LaunchServicesCore
 import LaunchServicesProtocol
 
 /// The request ids of one connection: 1, 2, … wrapping past `UInt32.max` back to 1, never 0
-/// (id 0 marks one-way and connection-level messages).
+/// (id 0 marks one-way and connection-level messages). The daemon numbers its own requests
+/// to apps the same way, so both count with `LaunchToken.Counter`.
 public struct RequestIDs: Sendable {
+    private var counter: LaunchToken.Counter
+
     /// The id the next request will get.
-    public private(set) var next: UInt32 = 1
+    public var next: UInt32 { counter.next.value }
 
     /// Starts at `next` (not 0; a test starts near the top to see the wrap).
     public init(next: UInt32 = 1) {
-        self.next = next == 0 ? 1 : next
+        counter = LaunchToken.Counter(next: LaunchToken(requestID: next) ?? .first)
     }
 
     public mutating func take() -> UInt32 {
-        defer {
-            next &+= 1
-            if next == 0 { next = 1 }
-        }
-        return next
+        counter.take().value
     }
 }
 

@@ -12,29 +12,32 @@ struct BackgroundSuspensionTests {
         LaunchStateMachine(background: BackgroundPolicy(suspendAfter: grace, maximumLiveApps: limit))
     }
 
-    func request(_ token: UInt64, _ url: String = "x:1") -> OpenRequest {
+    func request(_ token: LaunchToken, _ url: String = "x:1") -> OpenRequest {
         OpenRequest(token: token, url: url, sourceApplication: "src")
     }
 
     /// A complete cold open of `app`; returns every action.
     @discardableResult
-    func launch(_ m: inout LaunchStateMachine, _ app: String, token: UInt64, pid: Int32, at t: UInt64) -> [A] {
+    func launch(_ m: inout LaunchStateMachine, _ app: String, token: LaunchToken, pid: Int32, at t: UInt64) -> [A] {
         var all = m.open(request(token), app: app, now: t)
         m.spawned(app: app, pid: pid)
         all += m.checkedIn(app: app, now: t + 1)
         for _ in 0..<3 {
-            let phase = all.reversed().compactMap { action -> UInt64? in
+            guard let phase = all.reversed().compactMap({ action -> LaunchToken? in
                 switch action {
                 case .sendLaunchMethod(_, _, let token, _), .deliver(_, let token, _): return token
                 default: return nil
                 }
-            }.first ?? 0
+            }).first else {
+                Issue.record("no phase was sent in \(all)")
+                return all
+            }
             all += m.phaseCompleted(app: app, token: phase, accepted: true, method: .open, now: t + 2)
         }
         return all
     }
 
-    func graceToken(_ actions: [A], for app: String) -> UInt64? {
+    func graceToken(_ actions: [A], for app: String) -> LaunchToken? {
         for case .armGrace(let a, let token, _) in actions where a == app { return token }
         return nil
     }
@@ -109,7 +112,7 @@ struct BackgroundSuspensionTests {
         #expect(m.running.count == 3)
         // a suspends: now the least recently used suspended app goes.
         #expect(m.graceExpired(app: "a", token: ta, now: 30) == [.suspend(app: "a", pid: 41), .terminate(app: "a", pid: 41, reason: .evicted)])
-        #expect(m.apps["a"]?.evicted == true)
+        #expect(m.apps["a"]?.ending == .evicted)
         #expect(m.graceExpired(app: "b", token: tb, now: 31) == [.suspend(app: "b", pid: 42)], "a's eviction already made room")
         _ = m.exited(app: "a", status: .signaled(9), now: 32)
         #expect(m.state(of: "a") == .notRunning)

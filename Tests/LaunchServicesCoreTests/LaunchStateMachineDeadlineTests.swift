@@ -9,7 +9,7 @@ extension LaunchStateMachineEventTests {
         var m = machine()
         _ = m.open(request(100), app: "a", now: 0)
         m.spawned(app: "a", pid: 42)
-        var token: UInt64 = 1
+        var token: LaunchToken = 1
         var started: UInt64 = 0
         var timings: [PhaseTiming] = []
         if phase != .launch {

@@ -19,7 +19,7 @@ extension LaunchStateMachineEventTests {
         _ = m.phaseCompleted(app: "a", token: sentToken(deliver), accepted: true, method: .open, now: 40)
 
         let toBack = coldOpen(&m, app: "b", token: 200, pid: 43, base: 100)
-        let grace = try #require(toBack.compactMap { action -> UInt64? in
+        let grace = try #require(toBack.compactMap { action -> LaunchToken? in
             if case .armGrace("a", let token, _) = action { return token }
             return nil
         }.first)

@@ -13,7 +13,7 @@ struct LaunchStateMachineEventTests {
 
     func machine() -> LaunchStateMachine { LaunchStateMachine(deadlines: Self.deadlines) }
 
-    func request(_ token: UInt64, _ url: String = "x:1") -> OpenRequest {
+    func request(_ token: LaunchToken, _ url: String = "x:1") -> OpenRequest {
         OpenRequest(token: token, url: url, sourceApplication: "org.example.caller", annotation: .dictionary([("k", .integer(1))]))
     }
 
@@ -22,7 +22,7 @@ struct LaunchStateMachineEventTests {
     }
 
     /// The token of the last phase sent (launch method or delivery) among `actions`.
-    func sentToken(_ actions: [Action], sourceLocation: SourceLocation = #_sourceLocation) -> UInt64 {
+    func sentToken(_ actions: [Action], sourceLocation: SourceLocation = #_sourceLocation) -> LaunchToken {
         for action in actions.reversed() {
             switch action {
             case .sendLaunchMethod(_, _, let token, _), .deliver(_, let token, _): return token
@@ -30,7 +30,8 @@ struct LaunchStateMachineEventTests {
             }
         }
         Issue.record("no phase was sent in \(actions)", sourceLocation: sourceLocation)
-        return 0
+        // The test has failed already; a token no phase of its machine has yet.
+        return .last
     }
 
     /// The apps whose state is `.active`.
@@ -41,7 +42,7 @@ struct LaunchStateMachineEventTests {
     /// Drives a complete cold open of `app` (every launch method accepted, delivered with
     /// `open`), starting at `base`; returns every action produced after the open.
     @discardableResult
-    func coldOpen(_ m: inout LaunchStateMachine, app: String, token: UInt64, pid: Int32, base: UInt64 = 0) -> [Action] {
+    func coldOpen(_ m: inout LaunchStateMachine, app: String, token: LaunchToken, pid: Int32, base: UInt64 = 0) -> [Action] {
         _ = m.open(request(token), app: app, now: base)
         m.spawned(app: app, pid: pid)
         var all: [Action] = []

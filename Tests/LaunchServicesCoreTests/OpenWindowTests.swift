@@ -15,11 +15,14 @@ struct OpenWindowTests {
         LaunchStateMachine(deadlines: Self.deadlines, maximumOpensInFlight: window)
     }
 
-    func request(_ token: UInt64, caller: UInt64 = 0) -> OpenRequest {
+    func request(_ token: LaunchToken, caller: UInt64 = 0) -> OpenRequest {
         OpenRequest(token: token, url: "x:\(token)", sourceApplication: "src", caller: caller)
     }
 
-    func opened(_ token: UInt64, _ nanoseconds: UInt64) -> Action {
+    /// The token numbered `n`, for tokens counted in a loop.
+    func t(_ n: UInt64) -> LaunchToken { LaunchToken(requestID: UInt32(n))! }
+
+    func opened(_ token: LaunchToken, _ nanoseconds: UInt64) -> Action {
         .reply(requestToken: token, OpenOutcome(app: "a", launched: false, method: .open, timings: [PhaseTiming(phase: .openURL, nanoseconds: nanoseconds)], launchState: .hot))
     }
 
@@ -90,8 +93,8 @@ struct OpenWindowTests {
         var m = machine()
         _ = m.open(request(1), app: "a", now: 0)
         m.spawned(app: "a", pid: 42)
-        for token in 2...5 as ClosedRange<UInt64> {
-            #expect(m.open(request(token), app: "a", now: token).isEmpty, "queued behind the launch")
+        for n in 2...5 as ClosedRange<UInt64> {
+            #expect(m.open(request(t(n)), app: "a", now: n).isEmpty, "queued behind the launch")
         }
         #expect(m.checkedIn(app: "a", now: 10) == [
             .armDeadline(app: "a", phase: .willFinishLaunching, token: 2, after: .seconds(5)),
@@ -140,7 +143,7 @@ struct OpenWindowTests {
     @Test("the app crashes with 3 in flight: each hears crashed, oldest first; the queued open launches a fresh process")
     func crashInWindow() {
         var m = windowFull()
-        let crashed = { (token: UInt64, sent: UInt64) -> Action in
+        let crashed = { (token: LaunchToken, sent: UInt64) -> Action in
             .reply(requestToken: token, .failure(OpenError(.crashed, phase: .openURL, "a was killed by signal 11 (SIGSEGV) during openURL"),
                                                  app: "a", timings: [PhaseTiming(phase: .openURL, nanoseconds: 500 - sent)], launchState: .hot))
         }
@@ -156,7 +159,7 @@ struct OpenWindowTests {
     @Test("fairness: a freed place goes to the caller whose turn it is, not to the flooder's next open")
     func fairWindow() {
         var m = launched(window: 2)
-        for token in 10...14 as ClosedRange<UInt64> { _ = m.open(request(token, caller: 1), app: "a", now: token) }
+        for n in 10...14 as ClosedRange<UInt64> { _ = m.open(request(t(n), caller: 1), app: "a", now: n) }
         _ = m.open(request(20, caller: 2), app: "a", now: 20)
         #expect(m.waitingRequests == [10, 11, 20, 12, 13, 14])
         #expect(m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: 100) == [
@@ -170,7 +173,7 @@ struct OpenWindowTests {
     func quitInWindow() {
         var m = windowFull()
         let quit = m.quit(app: "a", grace: .seconds(2), now: 200)
-        let during = { (token: UInt64) -> Action in
+        let during = { (token: LaunchToken) -> Action in
             .reply(requestToken: token, .failure(OpenError(.unavailable, phase: .openURL, "a was asked to quit during openURL"), app: "a", launchState: .hot))
         }
         #expect(Array(quit.prefix(4)) == [
@@ -210,18 +213,18 @@ struct OpenWindowTests {
         toFront += m.checkedIn(app: "b", now: 21)
         toFront += m.phaseCompleted(app: "b", token: 8, accepted: true, now: 22)
         toFront += m.phaseCompleted(app: "b", token: 9, accepted: true, now: 23)
-        guard let grace = toFront.lazy.compactMap({ action -> UInt64? in
+        guard let grace = toFront.lazy.compactMap({ action -> LaunchToken? in
             if case .armGrace("a", let token, _) = action { return token } else { return nil }
         }).first else {
             Issue.record("a got no grace: \(toFront)")
             return
         }
         #expect(m.state(of: "a") == .background)
-        #expect(m.graceExpired(app: "a", token: grace, now: 30 * Self.second) == [.armGrace(app: "a", token: grace + 2, after: .seconds(30))])
+        #expect(m.graceExpired(app: "a", token: grace, now: 30 * Self.second) == [.armGrace(app: "a", token: t(UInt64(grace.value) + 2), after: .seconds(30))])
         #expect(m.state(of: "a") == .background, "not suspended: opens are in flight")
         _ = m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: 30 * Self.second + 1)
         _ = m.phaseCompleted(app: "a", token: 6, accepted: true, method: .open, now: 30 * Self.second + 2)
-        #expect(m.graceExpired(app: "a", token: grace + 2, now: 60 * Self.second) == [.suspend(app: "a", pid: 42)])
+        #expect(m.graceExpired(app: "a", token: t(UInt64(grace.value) + 2), now: 60 * Self.second) == [.suspend(app: "a", pid: 42)])
     }
 }
 
@@ -236,7 +239,7 @@ extension OpenWindowTests {
     /// deadline and a window of 16; then 40 opens from 4 callers in turn, at 100 + n.
     /// Returns the machine and the phase token each open was delivered under (by request
     /// token 1000 + n), the first 16 at once.
-    func flooded() -> (LaunchStateMachine, [UInt64: UInt64]) {
+    func flooded() -> (LaunchStateMachine, [LaunchToken: LaunchToken]) {
         var m = LaunchStateMachine(deadlines: Self.floodDeadlines, maximumOpensInFlight: 16)
         _ = m.open(request(1), app: "a", now: 0)
         m.spawned(app: "a", pid: 42)
@@ -244,9 +247,9 @@ extension OpenWindowTests {
         _ = m.phaseCompleted(app: "a", token: 2, accepted: true, now: 20)
         _ = m.phaseCompleted(app: "a", token: 3, accepted: true, now: 30)
         _ = m.phaseCompleted(app: "a", token: 4, accepted: true, method: .open, now: 40)
-        var delivered: [UInt64: UInt64] = [:]
+        var delivered: [LaunchToken: LaunchToken] = [:]
         for n in 0..<40 as Range<UInt64> {
-            let actions = m.open(request(1000 + n, caller: n % 4), app: "a", now: 100 + n)
+            let actions = m.open(request(t(1000 + n), caller: n % 4), app: "a", now: 100 + n)
             for case .deliver(_, let token, let request) in actions { delivered[request.token] = token }
         }
         return (m, delivered)
@@ -259,26 +262,26 @@ extension OpenWindowTests {
         #expect(m.apps["a"]?.opensInFlight == 16)
         #expect(m.apps["a"]?.pendingOpens == 40)
         // The callers took turns and each kept its order, so the opens run in the order sent.
-        var nextToken: UInt64 = 5 + 16
+        var nextToken = t(5 + 16)
         var sentAt = Dictionary(uniqueKeysWithValues: (0..<16 as Range<UInt64>).map { (1000 + $0, 100 + $0) })
-        var armed = (token: try #require(delivered[1000]), due: 100 + 2 * Self.second)
+        var armed = (token: try #require(delivered[t(1000)]), due: 100 + 2 * Self.second)
         for n in 0..<40 as Range<UInt64> {
             let now = 100 + (n + 1) * 400_000_000
-            let token = try #require(delivered[1000 + n])
+            let token = try #require(delivered[t(1000 + n)])
             // The app answers in order: open n is the oldest, and its deadline is the one armed.
             #expect(armed.token == token)
             #expect(now < armed.due, "open \(n)'s deadline would have passed before its answer")
-            var expected: [Action] = [.reply(requestToken: 1000 + n, OpenOutcome(app: "a", launched: false, method: .open, timings: [PhaseTiming(phase: .openURL, nanoseconds: now - sentAt[1000 + n]!)], launchState: .hot))]
+            var expected: [Action] = [.reply(requestToken: t(1000 + n), OpenOutcome(app: "a", launched: false, method: .open, timings: [PhaseTiming(phase: .openURL, nanoseconds: now - sentAt[1000 + n]!)], launchState: .hot))]
             if n + 1 < 40 {
-                let next = try #require(delivered[1000 + n + 1])
+                let next = try #require(delivered[t(1000 + n + 1)])
                 expected.append(.armDeadline(app: "a", phase: .openURL, token: next, after: .seconds(2)))
                 armed = (next, now + 2 * Self.second)
             }
             if n + 16 < 40 {
-                expected.append(.deliver(app: "a", token: nextToken, request: request(1000 + n + 16, caller: (n + 16) % 4)))
-                delivered[1000 + n + 16] = nextToken
+                expected.append(.deliver(app: "a", token: nextToken, request: request(t(1000 + n + 16), caller: (n + 16) % 4)))
+                delivered[t(1000 + n + 16)] = nextToken
                 sentAt[1000 + n + 16] = now
-                nextToken += 1
+                nextToken = nextToken.successor
             }
             #expect(m.phaseCompleted(app: "a", token: token, accepted: true, method: .open, now: now) == expected, "open \(n)")
         }
@@ -290,14 +293,14 @@ extension OpenWindowTests {
     func floodHangs() throws {
         var (m, delivered) = flooded()
         for n in 0..<5 as Range<UInt64> {
-            _ = m.phaseCompleted(app: "a", token: try #require(delivered[1000 + n]), accepted: true, method: .open, now: 100 + (n + 1) * 400_000_000)
+            _ = m.phaseCompleted(app: "a", token: try #require(delivered[t(1000 + n)]), accepted: true, method: .open, now: 100 + (n + 1) * 400_000_000)
         }
         #expect(m.apps["a"]?.opensInFlight == 16)
         #expect(m.apps["a"]?.pendingOpens == 35)
         let fifth = 100 + 5 * 400_000_000 as UInt64
-        let hung = try #require(delivered[1005])
+        let hung = try #require(delivered[t(1005)])
         #expect(m.isRunning(app: "a", phaseToken: hung))
-        #expect(!m.isRunning(app: "a", phaseToken: try #require(delivered[1004])), "answered: its phase is over")
+        #expect(!m.isRunning(app: "a", phaseToken: try #require(delivered[t(1004)])), "answered: its phase is over")
         let at = fifth + 2 * Self.second
         let actions = m.deadlinePassed(app: "a", token: hung, now: at)
         let behind = "a was terminated before it answered this open: it did not finish openURL of another open within 2 s"
@@ -305,14 +308,14 @@ extension OpenWindowTests {
                                                                       app: "a", timings: [PhaseTiming(phase: .openURL, nanoseconds: at - 105)], launchState: .hot))]
         for n in 6..<21 as Range<UInt64> {
             let sent = n < 16 ? 100 + n : 100 + (n - 15) * 400_000_000
-            expected.append(.reply(requestToken: 1000 + n, .failure(OpenError(.timeout, phase: .openURL, behind), app: "a", timings: [PhaseTiming(phase: .openURL, nanoseconds: at - sent)], launchState: .hot)))
+            expected.append(.reply(requestToken: t(1000 + n), .failure(OpenError(.timeout, phase: .openURL, behind), app: "a", timings: [PhaseTiming(phase: .openURL, nanoseconds: at - sent)], launchState: .hot)))
         }
         expected.append(.terminate(app: "a", pid: 42, reason: .missedDeadline(.openURL)))
         #expect(actions == expected)
         #expect(!m.isRunning(app: "a", phaseToken: hung), "being killed: a late answer or timer is ignored")
         #expect(m.apps["a"]?.pendingOpens == 35, "16 waiting for the exit, 19 queued")
-        #expect(m.waitingRequests == (21..<40).map { 1000 + $0 })
+        #expect(m.waitingRequests == (21..<40).map { t(1000 + $0) })
         let relaunch = m.exited(app: "a", status: .signaled(9), now: at + 1)
-        #expect(relaunch == [.spawn(app: "a"), .armDeadline(app: "a", phase: .launch, token: 5 + 16 + 5, after: .seconds(10))])
+        #expect(relaunch == [.spawn(app: "a"), .armDeadline(app: "a", phase: .launch, token: t(5 + 16 + 5), after: .seconds(10))])
     }
 }

@@ -13,27 +13,27 @@ extension LaunchStateMachineEventTests {
             return
         }
         #expect(first == [.closeConnection(app: "a"), .armQuitStep(app: "a", token: token1, after: .seconds(2))])
-        #expect(m.apps["a"]?.quitting == .closed)
+        #expect(m.apps["a"]?.ending?.quitStep == .closed)
         #expect(m.disconnected(app: "a").isEmpty, "the daemon closed it: no kill for a lost connection")
         #expect(m.quit(app: "a", grace: .seconds(2), now: 1_001).isEmpty, "a second quit changes nothing")
         let second = m.quitStepExpired(app: "a", token: token1, grace: .seconds(2))
-        #expect(second == [.askToExit(app: "a", pid: 42), .armQuitStep(app: "a", token: token1 + 1, after: .seconds(2))])
+        #expect(second == [.askToExit(app: "a", pid: 42), .armQuitStep(app: "a", token: token1.successor, after: .seconds(2))])
         #expect(m.quitStepExpired(app: "a", token: token1, grace: .seconds(2)).isEmpty, "a stale step does nothing")
-        #expect(m.quitStepExpired(app: "a", token: token1 + 1, grace: .seconds(2)) == [.terminate(app: "a", pid: 42, reason: .quit)])
+        #expect(m.quitStepExpired(app: "a", token: token1.successor, grace: .seconds(2)) == [.terminate(app: "a", pid: 42, reason: .quit)])
         _ = m.exited(app: "a", status: .signaled(9), now: 5_000)
         #expect(m.state(of: "a") == .notRunning)
-        #expect(m.apps["a"]?.quitting == nil)
+        #expect(m.apps["a"]?.ending == nil)
     }
 
     @Test("quit answers the opens waiting for the app, resumes a suspended one first, and an open during the quit waits and then launches cold")
-    func quitAnswersAndQueues() {
+    func quitAnswersAndQueues() throws {
         var m = machine()
         _ = coldOpen(&m, app: "a", token: 100, pid: 42)
         let toBack = coldOpen(&m, app: "b", token: 200, pid: 43, base: 100)
-        let grace = toBack.compactMap { action -> UInt64? in
+        let grace = try #require(toBack.compactMap { action -> LaunchToken? in
             if case .armGrace(let app, let token, _) = action, app == "a" { return token }
             return nil
-        }.first ?? 0
+        }.first)
         #expect(m.graceExpired(app: "a", token: grace, now: 40 * Self.second) == [.suspend(app: "a", pid: 42)])
         let quit = m.quit(app: "a", grace: .seconds(2), now: 41 * Self.second)
         #expect(quit.first == .resume(app: "a", pid: 42))
@@ -46,7 +46,7 @@ extension LaunchStateMachineEventTests {
         #expect(!busy.isEmpty)
         #expect(m.open(request(401), app: "b", now: 43 * Self.second).isEmpty)
         let quitB = m.quit(app: "b", grace: .seconds(2), now: 44 * Self.second)
-        let answered = quitB.compactMap { action -> UInt64? in
+        let answered = quitB.compactMap { action -> LaunchToken? in
             if case .reply(let token, let outcome) = action, outcome.error?.code == .unavailable { return token }
             return nil
         }

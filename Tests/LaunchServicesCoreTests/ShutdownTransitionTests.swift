@@ -7,7 +7,7 @@ struct ShutdownTransitionTests {
     typealias A = LaunchStateMachine.Action
     let helper = BackgroundSuspensionTests()
 
-    func request(_ token: UInt64, caller: UInt64 = 0) -> OpenRequest {
+    func request(_ token: LaunchToken, caller: UInt64 = 0) -> OpenRequest {
         OpenRequest(token: token, url: "x:\(token)", sourceApplication: "src", caller: caller)
     }
 
@@ -44,10 +44,10 @@ struct ShutdownTransitionTests {
         ])
         #expect(m.disconnected(app: "a").isEmpty)
         #expect(m.graceExpired(app: "a", token: grace, now: 32).isEmpty)
-        let token = inFlight.compactMap { action -> UInt64? in
+        let token = try #require(inFlight.compactMap { action -> LaunchToken? in
             if case .deliver(_, let token, _) = action { return token }
             return nil
-        }.first ?? 0
+        }.first)
         #expect(m.phaseCompleted(app: "b", token: token, accepted: true, method: .open, now: 33).isEmpty, "already answered")
         #expect(m.exited(app: "b", status: .exited(0), now: 34).isEmpty)
         #expect(m.exited(app: "a", status: .exited(0), now: 35).isEmpty)

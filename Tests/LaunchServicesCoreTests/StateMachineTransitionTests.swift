@@ -8,25 +8,25 @@ struct StateMachineTransitionTests {
     let deadlines = PhaseDeadlines(launch: .seconds(10), willFinishLaunching: .seconds(5), didFinishLaunching: .seconds(4), openURL: .seconds(3))
     typealias A = LaunchStateMachine.Action
 
-    func request(_ token: UInt64, _ url: String = "a:1") -> OpenRequest {
+    func request(_ token: LaunchToken, _ url: String = "a:1") -> OpenRequest {
         OpenRequest(token: token, url: url, sourceApplication: "src", annotation: .string("note"))
     }
 
     /// The single reply among `actions`.
-    func reply(_ actions: [A]) -> (token: UInt64, outcome: OpenOutcome)? {
+    func reply(_ actions: [A]) -> (token: LaunchToken, outcome: OpenOutcome)? {
         for case .reply(let token, let outcome) in actions { return (token, outcome) }
         return nil
     }
 
     /// The token of the last phase sent in `actions`.
-    func lastToken(_ actions: [A]) -> UInt64 {
+    func lastToken(_ actions: [A]) -> LaunchToken? {
         for action in actions.reversed() {
             switch action {
             case .sendLaunchMethod(_, _, let token, _), .deliver(_, let token, _): return token
             default: continue
             }
         }
-        return 0
+        return nil
     }
 
     @Test("a crash in each phase: crashed naming the phase and how it ended; state cleaned up", arguments: LaunchPhase.allCases)
@@ -34,10 +34,10 @@ struct StateMachineTransitionTests {
         var m = LaunchStateMachine(deadlines: deadlines)
         _ = m.open(request(100), app: "a", now: 0)
         m.spawned(app: "a", pid: 42)
-        var token: UInt64 = 0
+        var token: LaunchToken?
         if phase != .launch { token = lastToken(m.checkedIn(app: "a", now: 1)) }
-        if phase == .didFinishLaunching || phase == .openURL { token = lastToken(m.phaseCompleted(app: "a", token: token, accepted: true, now: 2)) }
-        if phase == .openURL { _ = m.phaseCompleted(app: "a", token: token, accepted: true, now: 3) }
+        if phase == .didFinishLaunching || phase == .openURL { token = lastToken(m.phaseCompleted(app: "a", token: try #require(token), accepted: true, now: 2)) }
+        if phase == .openURL { _ = m.phaseCompleted(app: "a", token: try #require(token), accepted: true, now: 3) }
         #expect(m.apps["a"]?.currentPhase == phase)
         let crashed = try #require(reply(m.exited(app: "a", status: .signaled(11), now: 9)))
         #expect(crashed.token == 100)

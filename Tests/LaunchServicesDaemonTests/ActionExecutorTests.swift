@@ -83,7 +83,7 @@ struct ActionExecutorTests {
 
     @Test("two deadlines armed for one app both run: a later arm never replaces an earlier phase's timer while the machine still runs that phase")
     func timersByToken() {
-        var passed: [UInt64] = []
+        var passed: [LaunchToken] = []
         executor.feedback = { feedback in
             if case .deadlinePassed(_, let token) = feedback { passed.append(token) }
         }
@@ -98,11 +98,11 @@ struct ActionExecutorTests {
 
     @Test("a timer of a phase the machine has finished is dropped when the app's next deadline is armed; an exit drops them all")
     func finishedPhasesDropped() {
-        var passed: [UInt64] = []
+        var passed: [LaunchToken] = []
         executor.feedback = { feedback in
             if case .deadlinePassed(_, let token) = feedback { passed.append(token) }
         }
-        var running: Set<UInt64> = [1, 2]
+        var running: Set<LaunchToken> = [1, 2]
         executor.phaseIsRunning = { _, token in running.contains(token) }
         executor.perform([.armDeadline(app: "a", phase: .openURL, token: 1, after: .seconds(1)),
                           .armDeadline(app: "b", phase: .openURL, token: 2, after: .seconds(1))])

@@ -44,7 +44,7 @@ public struct FairOpenQueue: Sendable, Equatable {
     }
 
     /// Drops every open whose token is in `tokens` (its caller left).
-    public mutating func remove(tokens: Set<UInt64>) {
+    public mutating func remove(tokens: Set<LaunchToken>) {
         for (caller, mine) in waiting {
             let kept = mine.filter { !tokens.contains($0.token) }
             guard kept.count != mine.count else { continue }
@@ -54,14 +54,14 @@ public struct FairOpenQueue: Sendable, Equatable {
         turns.removeAll { waiting[$0] == nil }
     }
 
-    public func contains(token: UInt64) -> Bool {
+    public func contains(token: LaunchToken) -> Bool {
         waiting.values.contains { $0.contains { $0.token == token } }
     }
 
     /// The tokens in the order they would be served.
-    public var tokens: [UInt64] {
+    public var tokens: [LaunchToken] {
         var copy = self
-        var result: [UInt64] = []
+        var result: [LaunchToken] = []
         while let next = copy.popNext() { result.append(next.token) }
         return result
     }

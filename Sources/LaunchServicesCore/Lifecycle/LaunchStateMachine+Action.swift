@@ -5,19 +5,19 @@ extension LaunchStateMachine {
         /// Start the app's executable.
         case spawn(app: String)
         /// Send a launch method (`willFinishLaunching`/`didFinishLaunching`) and await its reply under `token`.
-        case sendLaunchMethod(app: String, phase: LaunchPhase, token: UInt64, options: OpenRequest)
+        case sendLaunchMethod(app: String, phase: LaunchPhase, token: LaunchToken, options: OpenRequest)
         /// Deliver the URL (`open` or `handleOpen`) and await the reply under `token`.
-        case deliver(app: String, token: UInt64, request: OpenRequest)
+        case deliver(app: String, token: LaunchToken, request: OpenRequest)
         /// A one-way lifecycle notification.
         case notify(app: String, AppNotification)
         /// Call `deadlinePassed(app:token:)` after `after`, unless the phase ended first.
-        case armDeadline(app: String, phase: LaunchPhase, token: UInt64, after: Duration)
+        case armDeadline(app: String, phase: LaunchPhase, token: LaunchToken, after: Duration)
         /// Answer the caller waiting under the request token.
-        case reply(requestToken: UInt64, OpenOutcome)
+        case reply(requestToken: LaunchToken, OpenOutcome)
         /// Kill the process; its exit comes back as `exited`. The reason is for the log.
         case terminate(app: String, pid: Int32, reason: TerminationReason)
         /// Call `graceExpired(app:token:)` after `after`, unless the app left the background first.
-        case armGrace(app: String, token: UInt64, after: Duration)
+        case armGrace(app: String, token: LaunchToken, after: Duration)
         /// Stop the process (suspension); it keeps its memory and connection, runs nothing.
         case suspend(app: String, pid: Int32)
         /// Let a suspended process run again.
@@ -27,7 +27,7 @@ extension LaunchStateMachine {
         /// Ask the process to end (SIGTERM); it may have ignored its closed connection.
         case askToExit(app: String, pid: Int32)
         /// Call `quitStepExpired(app:token:)` after `after`, unless the app exited first.
-        case armQuitStep(app: String, token: UInt64, after: Duration)
+        case armQuitStep(app: String, token: LaunchToken, after: Duration)
         /// An app asked to quit has exited with `status`: answer those who asked, saying how
         /// far the quit went (`closed`: it exited by itself; `asked`: after SIGTERM; `killed`: SIGKILL).
         case quitEnded(app: String, step: QuitStep, status: ExitStatus)

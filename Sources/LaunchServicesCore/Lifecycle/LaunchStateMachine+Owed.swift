@@ -5,9 +5,9 @@ extension LaunchStateMachine {
     /// Of `tokens`, those sent to an app and not yet answered: the machine will answer each
     /// one (opened, an error, or `unavailable` at shutdown). Ask after `withdraw(tokens)`,
     /// which drops the ones still queued; the rest were never the machine's or are answered.
-    public func owed(among tokens: Set<UInt64>) -> Set<UInt64> {
+    public func owed(among tokens: Set<LaunchToken>) -> Set<LaunchToken> {
         guard !tokens.isEmpty else { return [] }
-        var owed: Set<UInt64> = []
+        var owed: Set<LaunchToken> = []
         for record in apps.values {
             for transaction in record.inFlight where !transaction.replied && tokens.contains(transaction.request.token) {
                 owed.insert(transaction.request.token)

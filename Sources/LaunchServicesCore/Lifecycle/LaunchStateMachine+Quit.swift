@@ -30,11 +30,13 @@ extension LaunchStateMachine {
     public func quitAnswer(for app: String) -> QuitAnswer {
         guard let record = apps[app], record.state != .notRunning, let pid = record.pid else { return .notRunning }
         if stopping { return .stopping }
-        return record.quitting == nil ? .quits(pid: pid) : .alreadyQuitting(pid: pid)
+        // An evicted app is being killed, but nobody asked it to quit: the quit is new.
+        return record.ending?.quitStep == nil ? .quits(pid: pid) : .alreadyQuitting(pid: pid)
     }
 
     /// The user asked `app` to quit; `grace` is how long each step waits. Nothing happens
     /// unless `quitAnswer(for:)` is `quits` (not running, already quitting, or stopping).
+    /// An evicted app is killed already: the quit only waits for its exit, and ends `killed`.
     public mutating func quit(app: String, grace: Duration, now: UInt64) -> [Action] {
         guard case .quits(let pid) = quitAnswer(for: app), var record = apps[app] else { return [] }
         var actions: [Action] = []
@@ -47,34 +49,42 @@ extension LaunchStateMachine {
             let tx = record.inFlight[i]
             actions.append(Self.reply(tx, .failure(OpenError(.unavailable, phase: tx.phase, "\(app) was asked to quit during \(tx.phase.rawValue)"), app: app, launched: tx.cold, timings: tx.timings)))
         }
+        if record.ending == .evicted {
+            record.ending = .killed
+            apps[app] = record
+            return actions
+        }
         if record.state == .suspended {
-            // A stopped process could not notice its connection closing.
+            // A stopped process could not notice its connection closing. Resumed, it runs
+            // in the background until it exits.
             actions.append(.resume(app: app, pid: pid))
+            record.lifecycle = .background(pid: pid, grace: nil)
         }
         record.stopGrace()
-        record.quitting = .closed
-        record.quitToken = takeToken()
+        let timer = tokens.take()
+        record.ending = .closed(timer: timer)
         apps[app] = record
         actions.append(.closeConnection(app: app))
-        actions.append(.armQuitStep(app: app, token: record.quitToken, after: grace))
+        actions.append(.armQuitStep(app: app, token: timer, after: grace))
         return actions
     }
 
-    /// A quit step's grace passed and the app is still alive: the next, harder step.
-    public mutating func quitStepExpired(app: String, token: UInt64, grace: Duration) -> [Action] {
-        guard var record = apps[app], token != 0, record.quitToken == token, let step = record.quitting, let pid = record.pid else { return [] }
-        switch step {
+    /// A quit step's grace passed and the app is still alive: the next, harder step. A token
+    /// that is not the running step's (a step over, an app exited or never quit) does nothing.
+    public mutating func quitStepExpired(app: String, token: LaunchToken, grace: Duration) -> [Action] {
+        guard var record = apps[app], let ending = record.ending, ending.timer == token, let pid = record.pid else { return [] }
+        switch ending {
         case .closed:
-            record.quitting = .asked
-            record.quitToken = takeToken()
+            let timer = tokens.take()
+            record.ending = .asked(timer: timer)
             apps[app] = record
-            return [.askToExit(app: app, pid: pid), .armQuitStep(app: app, token: record.quitToken, after: grace)]
+            return [.askToExit(app: app, pid: pid), .armQuitStep(app: app, token: timer, after: grace)]
         case .asked:
-            record.quitting = .killed
-            record.quitToken = 0
+            record.ending = .killed
             apps[app] = record
             return [.terminate(app: app, pid: pid, reason: .quit)]
-        case .killed:
+        case .evicted, .killed:
+            // No step runs: `timer` is nil, so no token gets here.
             return []
         }
     }

@@ -16,26 +16,33 @@ extension LaunchStateMachine {
         public var currentPhase: LaunchPhase? { inFlight.first?.phase }
         /// When the app last came to the front or began an open: the LRU order of eviction.
         public internal(set) var lastUsed: UInt64 = 0
-        /// The running grace timer's token (0: none); a timer with another token is stale.
-        var graceToken: UInt64 {
-            if case .background(_, let grace) = lifecycle { grace } else { 0 }
+        /// The running grace timer's token (nil: none); a timer with another token is stale.
+        var graceToken: LaunchToken? {
+            if case .background(_, let grace) = lifecycle { grace } else { nil }
         }
 
         /// Stops the background grace, if one runs: its timer is stale from now on.
         mutating func stopGrace() {
-            if case .background(let pid, _) = lifecycle { lifecycle = .background(pid: pid, grace: 0) }
+            if case .background(let pid, _) = lifecycle { lifecycle = .background(pid: pid, grace: nil) }
         }
-        /// Terminated to make room: no longer counted as alive, its exit is awaited.
-        public internal(set) var evicted = false
-        /// Asked to quit (`lsctl quit`): which step it is at, and the step timer's token.
-        public internal(set) var quitting: QuitStep?
-        var quitToken: UInt64 = 0
+
+        /// The end the machine decided (eviction or quit) and how far it has got; nil while
+        /// nothing ends the app. Only a running process is ended: `ended()` clears it.
+        public internal(set) var ending: Ending?
+
+        /// The process is gone, or never started: no stage, nothing in flight, no end under
+        /// way. The one way a record becomes `notRunning`, so none keeps an end or an open.
+        mutating func ended() {
+            lifecycle = .notRunning
+            inFlight = []
+            ending = nil
+        }
     }
 
     struct Transaction: Sendable, Equatable {
         var request: OpenRequest
         var phase: LaunchPhase
-        var phaseToken: UInt64
+        var phaseToken: LaunchToken
         var phaseStarted: UInt64
         /// Where the open found the app; every answer carries it.
         var launchState: LaunchState = .cold
@@ -66,6 +73,6 @@ extension LaunchStateMachine {
         var terminating: Bool { standing == .terminating }
 
         /// Whether an event carrying `token` belongs to the phase now running.
-        func isCurrent(_ token: UInt64) -> Bool { !terminating && token != 0 && token == phaseToken }
+        func isCurrent(_ token: LaunchToken) -> Bool { !terminating && token == phaseToken }
     }
 }

@@ -23,26 +23,27 @@ extension LaunchStateMachine {
         if record.state == .suspended, let pid = record.pid {
             actions.append(.resume(app: app, pid: pid))
             // Running again; a background open leaves it in the background.
-            record.lifecycle = .background(pid: pid, grace: 0)
+            record.lifecycle = .background(pid: pid, grace: nil)
         }
         if record.state == .notRunning {
-            var tx = Transaction(request: request, phase: .launch, phaseToken: 0, phaseStarted: now, launchState: launchState)
+            let tx = Transaction(request: request, phase: .launch, phaseToken: tokens.take(), phaseStarted: now, launchState: launchState)
             record.lifecycle = .launching(pid: record.pid)
             record.inFlight = [tx]
             apps[app] = record
             actions.append(.spawn(app: app))
-            enter(.launch, &tx, app: app, now: now, into: &actions)
-            apps[app]?.inFlight[0] = tx
+            actions.append(armDeadline(app, tx))
             enforceLiveLimit(into: &actions)
         } else {
-            var tx = Transaction(request: request, phase: .openURL, phaseToken: 0, phaseStarted: now, launchState: launchState)
             // The app has one deadline timer, for its oldest open. An open joining others in
             // the window is not timed yet: the app handles frames one at a time, in order, so
             // it starts on this one only once it has answered those before it.
             let oldest = record.inFlight.isEmpty
             apps[app] = record
             if !request.background { bringToFront(app, into: &actions) }
-            enter(.openURL, &tx, app: app, now: now, arm: oldest, into: &actions)
+            // Its token is taken once the front has changed (a grace armed there takes one
+            // first), the order in which the daemon has always numbered them.
+            let tx = Transaction(request: request, phase: .openURL, phaseToken: tokens.take(), phaseStarted: now, launchState: launchState)
+            if oldest { actions.append(armDeadline(app, tx)) }
             actions.append(.deliver(app: app, token: tx.phaseToken, request: request))
             apps[app]?.inFlight.append(tx)
         }
@@ -50,21 +51,27 @@ extension LaunchStateMachine {
 
     /// Whether another open may be delivered to `record`'s app now, joining those in flight:
     /// it has finished launching, every open in flight is a delivery not being cut short,
-    /// the window has room, and nothing stops it (quit, shutdown, eviction).
+    /// the window has room, and nothing stops it (its end, or shutdown).
     func canPipeline(_ record: AppRecord) -> Bool {
-        guard !stopping, record.quitting == nil, !record.evicted, record.inFlight.count < maximumOpensInFlight else { return false }
+        guard !stopping, record.ending == nil, record.inFlight.count < maximumOpensInFlight else { return false }
         switch record.state {
-        case .active, .inactive, .background: break
+        case .active, .background: break
         default: return false
         }
         return record.inFlight.allSatisfy { $0.phase == .openURL && !$0.terminating }
     }
 
-    mutating func enter(_ phase: LaunchPhase, _ tx: inout Transaction, app: String, now: UInt64, arm: Bool = true, into actions: inout [Action]) {
+    /// Moves `tx` to its next phase, under a fresh token, with the phase's deadline armed.
+    mutating func enter(_ phase: LaunchPhase, _ tx: inout Transaction, app: String, now: UInt64, into actions: inout [Action]) {
         tx.phase = phase
-        tx.phaseToken = takeToken()
+        tx.phaseToken = tokens.take()
         tx.phaseStarted = now
-        if arm { actions.append(.armDeadline(app: app, phase: phase, token: tx.phaseToken, after: deadlines[phase])) }
+        actions.append(armDeadline(app, tx))
+    }
+
+    /// The deadline of the phase `tx` is in, in full from now.
+    func armDeadline(_ app: String, _ tx: Transaction) -> Action {
+        .armDeadline(app: app, phase: tx.phase, token: tx.phaseToken, after: deadlines[tx.phase])
     }
 
     /// Ends the running phase's clock and records its duration.
@@ -76,10 +83,10 @@ extension LaunchStateMachine {
 
     /// Makes `app` the one frontmost app: the previous one resigns and enters the background.
     mutating func bringToFront(_ app: String, into actions: inout [Action]) {
-        if let previous = frontmost, previous != app, var other = apps[previous], other.state == .active || other.state == .inactive {
+        if let previous = frontmost, previous != app, var other = apps[previous], other.state == .active {
             actions.append(.notify(app: previous, .willResignActive))
             actions.append(.notify(app: previous, .didEnterBackground))
-            other.lifecycle = .background(pid: other.pid, grace: 0)
+            other.lifecycle = .background(pid: other.pid, grace: nil)
             apps[previous] = other
             armGrace(previous, into: &actions)
         }
@@ -98,21 +105,22 @@ extension LaunchStateMachine {
     /// Starts the background grace of `app` (when suspension is configured).
     mutating func armGrace(_ app: String, into actions: inout [Action]) {
         guard let after = background.suspendAfter, var record = apps[app] else { return }
-        let token = takeToken()
+        let token = tokens.take()
         if case .background(let pid, _) = record.lifecycle { record.lifecycle = .background(pid: pid, grace: token) }
         apps[app] = record
         actions.append(.armGrace(app: app, token: token, after: after))
     }
 
     /// While more apps are alive than the limit, terminates the least recently used
-    /// suspended one (never an app that is busy or has opens waiting).
+    /// suspended one (never an app that is busy, has opens waiting, or is ending already).
+    /// An app already killed (evicted, or by its quit) is not counted as alive.
     mutating func enforceLiveLimit(into actions: inout [Action]) {
-        var alive = apps.values.filter { $0.state != .notRunning && !$0.evicted }.count
+        var alive = apps.values.filter { $0.state != .notRunning && $0.ending?.isKilled != true }.count
         guard alive > background.maximumLiveApps else { return }
-        let candidates = apps.filter { $0.value.state == .suspended && !$0.value.evicted && $0.value.inFlight.isEmpty && $0.value.queue.isEmpty && $0.value.pid != nil }
+        let candidates = apps.filter { $0.value.state == .suspended && $0.value.ending == nil && $0.value.inFlight.isEmpty && $0.value.queue.isEmpty && $0.value.pid != nil }
             .sorted { ($0.value.lastUsed, $0.key) < ($1.value.lastUsed, $1.key) }
         for (app, record) in candidates where alive > background.maximumLiveApps {
-            apps[app]?.evicted = true
+            apps[app]?.ending = .evicted
             actions.append(.terminate(app: app, pid: record.pid!, reason: .evicted))
             alive -= 1
         }
@@ -126,16 +134,16 @@ extension LaunchStateMachine {
     /// it spends on one open — and never the time an open spent behind others in the window:
     /// an app that answers each open within the deadline is not declared hung however many
     /// are in flight, and one stuck in an open is still ended a deadline after it began it.
-    mutating func finish(app: String, token: UInt64, now: UInt64, into actions: inout [Action]) {
+    mutating func finish(app: String, token: LaunchToken, now: UInt64, into actions: inout [Action]) {
         guard let index = apps[app]?.inFlight.firstIndex(where: { $0.phaseToken == token }) else { return }
         apps[app]?.inFlight.remove(at: index)
         // Not for opens already answered (quit, shutdown): their apps are on their way out.
         if index == 0, let oldest = apps[app]?.inFlight.first, !oldest.terminating, !oldest.replied {
-            actions.append(.armDeadline(app: app, phase: oldest.phase, token: oldest.phaseToken, after: deadlines[oldest.phase]))
+            actions.append(armDeadline(app, oldest))
         }
         startNext(app: app, now: now, into: &actions)
         // An app left in the background by a background open starts its grace now.
-        if let record = apps[app], record.inFlight.isEmpty, record.state == .background, record.graceToken == 0 {
+        if let record = apps[app], record.inFlight.isEmpty, record.state == .background, record.graceToken == nil {
             armGrace(app, into: &actions)
         }
     }

@@ -22,8 +22,9 @@ public struct LaunchStateMachine: Sendable {
     /// The daemon is stopping: no open is started, nothing is suspended, a lost connection
     /// is not a reason to kill (the apps are on their way out).
     public private(set) var stopping = false
-    /// The token the next phase, grace or quit step gets (`takeToken`).
-    var nextToken: UInt64 = 1
+    /// The tokens of phases, grace timers and quit steps: one counter for all three, so a
+    /// token names one thing.
+    var tokens = LaunchToken.Counter()
 
     public init(deadlines: PhaseDeadlines = PhaseDeadlines(), background: BackgroundPolicy = BackgroundPolicy(), maximumOpensInFlight: Int = 1) {
         self.deadlines = deadlines
@@ -31,19 +32,11 @@ public struct LaunchStateMachine: Sendable {
         self.maximumOpensInFlight = max(1, maximumOpensInFlight)
     }
 
-    /// A fresh token for a phase, a grace timer or a quit step: one counter for all three, so
-    /// a token names one thing. Tokens travel as 32-bit request ids: they wrap within
-    /// 1...UInt32.max, never 0 (0 means "none").
-    mutating func takeToken() -> UInt64 {
-        defer { nextToken = nextToken >= UInt64(UInt32.max) ? 1 : nextToken + 1 }
-        return nextToken
-    }
-
     public func state(of app: String) -> AppState { apps[app]?.state ?? .notRunning }
 
     /// Whether the phase begun for `app` under `token` is still running, so its deadline
     /// still matters; the daemon drops the timers of phases that are over.
-    public func isRunning(app: String, phaseToken token: UInt64) -> Bool {
+    public func isRunning(app: String, phaseToken token: LaunchToken) -> Bool {
         apps[app]?.inFlight.contains { $0.isCurrent(token) } ?? false
     }
     public func pid(of app: String) -> Int32? { apps[app]?.pid }
@@ -73,12 +66,12 @@ public struct LaunchStateMachine: Sendable {
         return actions
     }
 
-    /// Whether an open for `app` must queue: behind a quit (the exit starts the next one
-    /// cold), behind a launch, behind opens already waiting (their turn comes first), or
+    /// Whether an open for `app` must queue: behind its end (a quit or an eviction: the exit
+    /// starts the next one cold), behind a launch, behind opens already waiting (their turn comes first), or
     /// behind a full window. (Its own function, so no copy of the record outlives it.)
     private func mustWait(_ app: String) -> Bool {
         guard let record = apps[app] else { return false }
-        return record.quitting != nil || !record.inFlight.isEmpty && !(record.queue.isEmpty && canPipeline(record))
+        return record.ending != nil || !record.inFlight.isEmpty && !(record.queue.isEmpty && canPipeline(record))
     }
 
     /// The spawn succeeded. Nothing to do until the app checks in (the launch deadline is
@@ -94,7 +87,7 @@ public struct LaunchStateMachine: Sendable {
     public mutating func attached(app: String, pid: Int32, now: UInt64) -> [Action] {
         var record = apps[app, default: AppRecord()]
         guard record.state == .notRunning else { return [] }
-        record.lifecycle = .background(pid: pid, grace: 0)
+        record.lifecycle = .background(pid: pid, grace: nil)
         record.lastUsed = now
         apps[app] = record
         var actions: [Action] = []
@@ -113,8 +106,7 @@ public struct LaunchStateMachine: Sendable {
                 OpenError(.launchFailed, phase: .launch, "could not launch \(app): \(reason)"),
                 app: app, launched: tx.cold, timings: tx.timings)))
         }
-        record.lifecycle = .notRunning
-        record.inFlight = []
+        record.ended()
         apps[app] = record
         startNext(app: app, now: now, into: &actions)
         return actions
@@ -133,7 +125,7 @@ public struct LaunchStateMachine: Sendable {
     }
 
     /// The app answered the phase sent under `token`: `accepted` is the delegate's YES/NO.
-    public mutating func phaseCompleted(app: String, token: UInt64, accepted: Bool, method: DeliveryMethod? = nil, now: UInt64) -> [Action] {
+    public mutating func phaseCompleted(app: String, token: LaunchToken, accepted: Bool, method: DeliveryMethod? = nil, now: UInt64) -> [Action] {
         guard var record = apps[app], let index = record.inFlight.firstIndex(where: { $0.isCurrent(token) }) else { return [] }
         var tx = record.inFlight[index]
         var actions: [Action] = []
@@ -161,7 +153,7 @@ public struct LaunchStateMachine: Sendable {
             // Launched: the app becomes active and frontmost (or, opened in the background,
             // stays there and the frontmost app keeps the front), then receives the URL
             // unless vetoed.
-            if tx.request.background { record.lifecycle = .background(pid: record.pid, grace: 0) }
+            if tx.request.background { record.lifecycle = .background(pid: record.pid, grace: nil) }
             record.inFlight[index] = tx
             apps[app] = record
             if !tx.request.background { bringToFront(app, into: &actions) }
@@ -200,7 +192,7 @@ public struct LaunchStateMachine: Sendable {
         guard var record = apps[app] else { return [] }
         var actions: [Action] = []
         // Asked to quit: whoever asked hears how far the quit had to go, before anything else.
-        if let step = record.quitting { actions.append(.quitEnded(app: app, step: step, status: status)) }
+        if let step = record.ending?.quitStep { actions.append(.quitEnded(app: app, step: step, status: status)) }
         // Every open sent to it and not yet answered: each hears the crash, oldest first.
         for var tx in record.inFlight {
             close(&tx, now: now)
@@ -210,11 +202,7 @@ public struct LaunchStateMachine: Sendable {
                     app: app, launched: tx.cold, timings: tx.timings)))
             }
         }
-        record.lifecycle = .notRunning
-        record.inFlight = []
-        record.evicted = false
-        record.quitting = nil
-        record.quitToken = 0
+        record.ended()
         apps[app] = record
         if frontmost == app { frontmost = nil }
         startNext(app: app, now: now, into: &actions)
@@ -229,7 +217,7 @@ public struct LaunchStateMachine: Sendable {
     /// Opens sent to it behind the hung one cannot be answered by it any more (an app
     /// answers in order): they hear `timeout` too, at once, saying why. The transactions are
     /// kept until the exit arrives, so queued opens wait for it and then start a fresh process.
-    public mutating func deadlinePassed(app: String, token: UInt64, now: UInt64) -> [Action] {
+    public mutating func deadlinePassed(app: String, token: LaunchToken, now: UInt64) -> [Action] {
         guard var record = apps[app], let index = record.inFlight.firstIndex(where: { $0.isCurrent(token) }) else { return [] }
         var actions: [Action] = []
         let phase = record.inFlight[index].phase
@@ -251,8 +239,7 @@ public struct LaunchStateMachine: Sendable {
             actions.append(.terminate(app: app, pid: pid, reason: .missedDeadline(phase)))
         } else {
             // Never spawned (the spawn is still being set up): nothing to wait for.
-            record.lifecycle = .notRunning
-            record.inFlight = []
+            record.ended()
             apps[app] = record
             startNext(app: app, now: now, into: &actions)
         }
@@ -268,7 +255,7 @@ public struct LaunchStateMachine: Sendable {
     /// launch are unchanged). The daemon performs them all the same, so an event added here
     /// later cannot be dropped silently.
     @discardableResult
-    public mutating func withdraw(_ tokens: Set<UInt64>) -> [Action] {
+    public mutating func withdraw(_ tokens: Set<LaunchToken>) -> [Action] {
         guard !tokens.isEmpty else { return [] }
         for app in apps.keys {
             apps[app]?.queue.remove(tokens: tokens)
@@ -280,9 +267,10 @@ public struct LaunchStateMachine: Sendable {
     }
 
     /// The background grace armed under `token` ran out: the app is suspended, unless it
-    /// came back to the front (a newer token) or is still busy with an open (grace again).
-    public mutating func graceExpired(app: String, token: UInt64, now: UInt64) -> [Action] {
-        guard var record = apps[app], token != 0, record.graceToken == token, record.state == .background, let pid = record.pid, !record.evicted else { return [] }
+    /// came back to the front (a newer token), is still busy with an open (grace again), or
+    /// is ending (a quit stops its grace; this only guards the rule).
+    public mutating func graceExpired(app: String, token: LaunchToken, now: UInt64) -> [Action] {
+        guard var record = apps[app], record.graceToken == token, record.state == .background, let pid = record.pid, record.ending == nil else { return [] }
         var actions: [Action] = []
         record.stopGrace()
         apps[app] = record
@@ -301,8 +289,9 @@ public struct LaunchStateMachine: Sendable {
     /// it is terminated; its exit is reported through `exited`. While stopping, the daemon
     /// closed it: the app exits by itself (and is killed only after the shutdown grace).
     public mutating func disconnected(app: String) -> [Action] {
-        // Quitting, the daemon closed the connection itself: the app is on its way out.
-        guard !stopping, let record = apps[app], record.quitting == nil, let pid = record.pid else { return [] }
+        // Ending, the app is on its way out already: quitting, the daemon closed the
+        // connection itself; evicted, it was killed and its connection closed with it.
+        guard !stopping, let record = apps[app], record.ending == nil, let pid = record.pid else { return [] }
         return [.terminate(app: app, pid: pid, reason: .disconnected)]
     }
 
@@ -324,7 +313,7 @@ public struct LaunchStateMachine: Sendable {
             for i in record.inFlight.indices where record.inFlight[i].standing == .awaited { record.inFlight[i].standing = .answered }
             record.stopGrace()
             if record.state == .suspended, let pid = record.pid {
-                record.lifecycle = .background(pid: pid, grace: 0)
+                record.lifecycle = .background(pid: pid, grace: nil)
                 actions.append(.resume(app: app, pid: pid))
             }
             apps[app] = record
@@ -334,8 +323,8 @@ public struct LaunchStateMachine: Sendable {
 
     /// Every caller still waiting with the app its open resolved to, e.g. at shutdown, so
     /// each can be answered naming the app.
-    public var waitingRequestsByApp: [(token: UInt64, app: String)] {
-        apps.sorted { $0.key < $1.key }.flatMap { app, record -> [(token: UInt64, app: String)] in
+    public var waitingRequestsByApp: [(token: LaunchToken, app: String)] {
+        apps.sorted { $0.key < $1.key }.flatMap { app, record -> [(token: LaunchToken, app: String)] in
             var tokens = record.queue.tokens
             tokens.insert(contentsOf: record.inFlight.filter { !$0.replied }.map(\.request.token), at: 0)
             return tokens.map { ($0, app) }
@@ -343,8 +332,8 @@ public struct LaunchStateMachine: Sendable {
     }
 
     /// Every caller still waiting, e.g. at shutdown, so each can be answered.
-    public var waitingRequests: [UInt64] {
-        apps.values.flatMap { record -> [UInt64] in
+    public var waitingRequests: [LaunchToken] {
+        apps.values.flatMap { record -> [LaunchToken] in
             var tokens = record.queue.tokens
             tokens.insert(contentsOf: record.inFlight.filter { !$0.replied }.map(\.request.token), at: 0)
             return tokens

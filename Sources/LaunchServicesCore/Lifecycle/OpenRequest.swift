@@ -2,7 +2,7 @@
 /// carry the same three values) and the token under which the caller awaits the outcome.
 public struct OpenRequest: Sendable, Equatable {
     /// Daemon-assigned; the outcome is replied under it.
-    public var token: UInt64
+    public var token: LaunchToken
     public var url: String
     /// The verified identity of the caller, never its own claim.
     public var sourceApplication: String
@@ -15,7 +15,7 @@ public struct OpenRequest: Sendable, Equatable {
     /// Deliver without bringing the app to the front (`lsopen --background`).
     public var background: Bool
 
-    public init(token: UInt64, url: String, sourceApplication: String, annotation: PropertyListValue? = nil, warning: String? = nil, caller: UInt64 = 0, background: Bool = false) {
+    public init(token: LaunchToken, url: String, sourceApplication: String, annotation: PropertyListValue? = nil, warning: String? = nil, caller: UInt64 = 0, background: Bool = false) {
         self.token = token
         self.background = background
         self.caller = caller

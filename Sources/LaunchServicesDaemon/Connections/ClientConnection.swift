@@ -29,7 +29,7 @@ final class ClientConnection {
     /// opened (a later check-in changes `kind`, not the count); nil for apps' launch connections.
     var holder: ConnectionShares.Holder?
     /// Request tokens this peer still waits on, so a disconnect can drop them.
-    var waiting: Set<UInt64> = []
+    var waiting: Set<LaunchToken> = []
     /// A pasteboard request of this peer waits or is under way (kept by `PasteboardService`).
     var awaitsPasteboard = false
     /// Callback tokens this peer reserved (`awaitCallback`), dropped when it disconnects.

@@ -38,7 +38,10 @@ extension ConnectionService {
                 protocolViolation("phaseResult comes only from apps the daemon launched", on: connection)
                 return
             }
-            lifecycle.event { $0.phaseCompleted(app: app, token: UInt64(envelope.id), accepted: accepted, method: method, now: $1) }
+            // Its id is the token of the phase it answers. Id 0 answers no phase: like a
+            // phase already over, it changes nothing.
+            guard let token = LaunchToken(requestID: envelope.id) else { return }
+            lifecycle.event { $0.phaseCompleted(app: app, token: token, accepted: accepted, method: method, now: $1) }
         case .hello:
             protocolViolation("hello was sent twice", on: connection)
         default:

@@ -25,9 +25,9 @@ final class ActionExecutor {
     enum Feedback {
         case spawned(app: String, pid: Int32)
         case spawnFailed(app: String, reason: String)
-        case deadlinePassed(app: String, token: UInt64)
-        case graceExpired(app: String, token: UInt64)
-        case quitStepExpired(app: String, token: UInt64)
+        case deadlinePassed(app: String, token: LaunchToken)
+        case graceExpired(app: String, token: LaunchToken)
+        case quitStepExpired(app: String, token: LaunchToken)
     }
 
     let loop: EventLoop
@@ -41,8 +41,8 @@ final class ActionExecutor {
     private let records: OpenRecords
     /// Deadline timers by the phase token they guard, and each app's tokens (to drop the
     /// timers of phases that are over, and every timer of an app that exited).
-    private var deadlineTasks: [UInt64: Scheduled<Void>] = [:]
-    private var deadlineTokens: [String: [UInt64]] = [:]
+    private var deadlineTasks: [LaunchToken: Scheduled<Void>] = [:]
+    private var deadlineTokens: [String: [LaunchToken]] = [:]
     /// What is left to do after the list being carried out: feedback for the machine, and
     /// any list that arrived meanwhile. At most one feedback per action carried out.
     private var pending = CircularBuffer<Pending>()
@@ -57,7 +57,7 @@ final class ActionExecutor {
     var feedback: (Feedback) -> Void = { _ in }
     /// Set by `AppLifecycle`: whether the machine still runs the phase `token` began for an
     /// app (its deadline still matters); timers of phases that are over are dropped early.
-    var phaseIsRunning: (String, UInt64) -> Bool = { _, _ in true }
+    var phaseIsRunning: (String, LaunchToken) -> Bool = { _, _ in true }
 
     init(loop: EventLoop, logger: Logger, configuration: DaemonConfiguration, supervisor: ProcessSupervisor, connections: ConnectionTable,
          registry: RegistryService, records: OpenRecords) {
@@ -128,9 +128,10 @@ final class ActionExecutor {
             case .spawn(let app):
                 spawn(app)
             case .sendLaunchMethod(let app, let phase, let token, let request):
-                connections.send(Envelope(id: UInt32(truncatingIfNeeded: token), .launchMethod(phase, Delivery(request))), toApp: app)
+                // The phase's token is the frame's request id; the app's phaseResult carries it back.
+                connections.send(Envelope(id: token.value, .launchMethod(phase, Delivery(request))), toApp: app)
             case .deliver(let app, let token, let request):
-                connections.send(Envelope(id: UInt32(truncatingIfNeeded: token), .deliver(Delivery(request))), toApp: app)
+                connections.send(Envelope(id: token.value, .deliver(Delivery(request))), toApp: app)
             case .notify(let app, let notification):
                 connections.send(Envelope(id: 0, .notify(notification)), toApp: app)
             case .armDeadline(let app, _, let token, let after):
@@ -176,7 +177,7 @@ final class ActionExecutor {
     /// Arms the deadline of the phase begun under `token`. The app's other timers stay,
     /// except those of phases the machine has finished (one per answered open would
     /// otherwise linger until it fires): the machine keeps one deadline per app running.
-    private func armDeadline(app: String, token: UInt64, after: Duration) {
+    private func armDeadline(app: String, token: LaunchToken, after: Duration) {
         var tokens = deadlineTokens[app] ?? []
         tokens.removeAll { old in
             guard old == token || !phaseIsRunning(app, old) else { return false }

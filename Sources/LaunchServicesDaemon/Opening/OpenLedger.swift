@@ -19,15 +19,14 @@ struct OpenLedger {
         var callerLeft = false
     }
 
-    private var entries: [UInt64: Entry] = [:]
-    private var nextToken: UInt64 = 1
+    private var entries: [LaunchToken: Entry] = [:]
+    private var tokens = LaunchToken.Counter()
     /// Opens answered since the daemon started (`lsctl status`).
     private(set) var served = 0
 
     /// Records an open and returns its token.
-    mutating func begin(_ entry: Entry) -> UInt64 {
-        let token = nextToken
-        nextToken += 1
+    mutating func begin(_ entry: Entry) -> LaunchToken {
+        let token = tokens.take()
         entries[token] = entry
         entry.connection.waiting.insert(token)
         return token
@@ -35,7 +34,7 @@ struct OpenLedger {
 
     /// The open `token` answers, now answered (`callerLeft` when nobody waits for it any
     /// more); nil when it is unknown.
-    mutating func finish(_ token: UInt64) -> Entry? {
+    mutating func finish(_ token: LaunchToken) -> Entry? {
         served += 1
         guard let entry = entries.removeValue(forKey: token) else { return nil }
         entry.connection.waiting.remove(token)
@@ -45,7 +44,7 @@ struct OpenLedger {
     /// The caller of `tokens` disconnected. Those the machine still owes (`owed`: sent to an
     /// app) stay, marked `callerLeft`, so their end is still recorded when it comes; the
     /// others (withdrawn from the queue, never delivered) are forgotten and returned.
-    mutating func callerLeft(_ tokens: Set<UInt64>, owed: Set<UInt64>) -> [Entry] {
+    mutating func callerLeft(_ tokens: Set<LaunchToken>, owed: Set<LaunchToken>) -> [Entry] {
         var withdrawn: [Entry] = []
         for token in tokens.sorted() {
             if owed.contains(token) {

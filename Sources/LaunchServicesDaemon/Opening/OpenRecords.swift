@@ -23,7 +23,7 @@ final class OpenRecords {
 
     /// Answers the open `token` stands for with `outcome`; the connection answered, if its
     /// caller is still there.
-    func answer(_ token: UInt64, _ outcome: OpenOutcome) -> ClientConnection? {
+    func answer(_ token: LaunchToken, _ outcome: OpenOutcome) -> ClientConnection? {
         let entry = ledger.finish(token)
         // The log line is built only when it will be written: on the open path, at the
         // usual `warning` level, its metadata and phase list cost more than the rest of
@@ -50,7 +50,7 @@ final class OpenRecords {
 
     /// The caller of `tokens` disconnected: those the machine still owes (`owed`) are
     /// recorded when they end; the others are recorded as withdrawn now.
-    func callerLeft(_ tokens: Set<UInt64>, owed: Set<UInt64>) {
+    func callerLeft(_ tokens: Set<LaunchToken>, owed: Set<LaunchToken>) {
         for entry in ledger.callerLeft(tokens, owed: owed) {
             history.recordWithdrawn(source: entry.source, scheme: entry.scheme, app: entry.app)
         }

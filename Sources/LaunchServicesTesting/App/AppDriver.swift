@@ -28,7 +28,7 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
     private var machine = LaunchStateMachine()
     /// The machine's clock: it never moves (the driver arms no timers).
     private let now: UInt64 = 0
-    private var nextRequest: UInt64 = 1
+    private var requestTokens = LaunchToken.Counter()
     private var pid: Int32 = 0
     private var launched = false
     private var terminated = false
@@ -82,7 +82,7 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
         do { parsed = try ParsedURL(url) } catch { throw .invalidURL("\(error)") }
         guard schemes.contains(parsed.scheme.normalized) else { throw .schemeNotClaimed(scheme: parsed.scheme.normalized, claimed: schemes) }
         let start = events.count
-        let token = takeRequestToken()
+        let token = requestTokens.take()
         let request = OpenRequest(token: token, url: url, sourceApplication: source ?? sourceApplication, annotation: annotation, warning: warning)
         var run = OpenRun()
         try perform(machine.open(request, app: application.bundleIdentifier, now: now), &run)
@@ -98,7 +98,7 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
     public func sendToBackground() throws(AppDriverError) -> [AppEvent] {
         guard !terminated else { throw .terminated }
         let start = events.count
-        let token = takeRequestToken()
+        let token = requestTokens.take()
         let request = OpenRequest(token: token, url: "\(Self.otherApp)://front", sourceApplication: sourceApplication)
         var run = OpenRun()
         try perform(machine.open(request, app: Self.otherApp, now: now), &run)
@@ -114,7 +114,7 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
         guard !terminated else { throw .terminated }
         guard launched else { return [] }
         let start = events.count
-        let token = takeRequestToken()
+        let token = requestTokens.take()
         let request = OpenRequest(token: token, url: "\(schemes.first ?? "app")://front", sourceApplication: sourceApplication)
         var run = OpenRun(withholdsDelivery: true)
         try perform(machine.open(request, app: application.bundleIdentifier, now: now), &run)
@@ -139,7 +139,7 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
     /// and how the app answered its phases.
     private struct OpenRun {
         var withholdsDelivery = false
-        var replies: [UInt64: OpenOutcome] = [:]
+        var replies: [LaunchToken: OpenOutcome] = [:]
         var accepted = false
         var method: DeliveryMethod?
         var vetoedIn: LaunchPhase?
@@ -198,11 +198,6 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
         Delivery(url: request.url, sourceApplication: request.sourceApplication, annotation: request.annotation, warning: request.warning)
     }
 
-    private func takeRequestToken() -> UInt64 {
-        defer { nextRequest += 1 }
-        return nextRequest
-    }
-
     private func notify(_ notification: AppNotification) throws(AppDriverError) {
         events.append(AppEvent(notification))
         _ = try send(.notify(notification), id: 0)
@@ -210,8 +205,8 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
 
     /// Sends a `launchMethod` or `deliver` under the machine's phase token and returns the
     /// app's `phaseResult`.
-    private func phaseResult(_ message: Message, token: UInt64) throws(AppDriverError) -> (accepted: Bool, method: DeliveryMethod?) {
-        guard let id = UInt32(exactly: token), case .phaseResult(let accepted, let method)? = try send(message, id: id) else {
+    private func phaseResult(_ message: Message, token: LaunchToken) throws(AppDriverError) -> (accepted: Bool, method: DeliveryMethod?) {
+        guard case .phaseResult(let accepted, let method)? = try send(message, id: token.value) else {
             throw .runtime("no phaseResult for \(message.kindName)")
         }
         return (accepted, method)
