@@ -84,9 +84,13 @@ public struct LaunchStateMachine: Sendable {
 
     /// An app started outside the daemon connected and proved who it is: it is running, in
     /// the background, until an open brings it to the front.
+    /// Whether a process started by hand may check in as `app` (`attached`): only while the
+    /// machine runs no process for it, whatever stage or end it is at.
+    public func mayAttach(app: String) -> Bool { state(of: app) == .notRunning }
+
     public mutating func attached(app: String, pid: Int32, now: UInt64) -> [Action] {
         var record = apps[app, default: AppRecord()]
-        guard record.state == .notRunning else { return [] }
+        guard mayAttach(app: app) else { return [] }
         record.lifecycle = .background(pid: pid, grace: nil)
         record.lastUsed = now
         apps[app] = record

@@ -66,7 +66,7 @@ final class CheckInService {
             close(pidfd)
             return refuse(connection, .invalidRequest, "'\(bundle.id)' is already registered from \(registered.path), not \(bundle.path)")
         }
-        guard lifecycle.machine.state(of: bundle.id) == .notRunning, connections.app(bundle.id) == nil else {
+        guard lifecycle.machine.mayAttach(app: bundle.id), connections.app(bundle.id) == nil else {
             close(pidfd)
             return refuse(connection, .invalidRequest, "\(bundle.id) is already running")
         }
