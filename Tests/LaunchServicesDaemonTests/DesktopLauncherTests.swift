@@ -1,0 +1,412 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import LaunchServicesCore
+@testable import LaunchServicesDaemon
+import LaunchServicesTesting
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Testing
+
+/// `DesktopLauncher` with real processes: handler programs (shell scripts the test writes)
+/// record their arguments and environment; each outcome, one process per URL or one for
+/// all, arguments that carry shell syntax arriving untouched and unexecuted, terminals,
+/// the stderr tail, the log file, and the forwarder that outlives its reader.
+@Suite("Desktop apps: launching and outcomes", .serialized)
+struct DesktopLauncherTests {
+    @Test("%u with two URLs starts two processes, each with its URL; the environment is the user's, not the daemon's")
+    func onePerURL() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        try fixture.handler("mail", "exec sleep 600")
+        let line = try ExecLine(parsing: "mail --compose %u")
+        let commands = try line.commands(for: ["mailto:a@example.com", "mailto:b@example.com"])
+        let outcomes = try await fixture.launch(DesktopLaunchRequest(desktopID: "org.example.Mail.desktop", commands: commands,
+                                                                     entryPath: "/usr/share/applications/org.example.Mail.desktop"))
+        #expect(outcomes.map(\.kind) == [.running, .running], "\(outcomes)")
+        let pids = outcomes.compactMap(\.pid)
+        defer { fixture.kill(pids) }
+        #expect(Set(pids).count == 2)
+        for (pid, url) in zip(pids, ["mailto:a@example.com", "mailto:b@example.com"]) {
+            #expect(try fixture.arguments(of: pid) == ["--compose", url])
+            let environment = try fixture.environment(of: pid)
+            #expect(environment["GIO_LAUNCHED_DESKTOP_FILE"] == "/usr/share/applications/org.example.Mail.desktop")
+            #expect(environment["GIO_LAUNCHED_DESKTOP_FILE_PID"] == "\(pid)")
+            #expect(environment["NOTIFY_SOCKET"] == nil && environment["LISTEN_FDS"] == nil)
+            #expect(environment["RECORD_DIR"] == fixture.records)
+        }
+        #expect(try await fixture.running().map(\.pid).sorted() == pids.sorted())
+    }
+
+    @Test("%U starts one process with every URL")
+    func oneForAll() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        try fixture.handler("mail", "exit 0")
+        let commands = try ExecLine(parsing: "mail %U").commands(for: ["mailto:a@example.com", "mailto:b@example.com"])
+        let outcomes = try await fixture.launch(DesktopLaunchRequest(desktopID: "mail.desktop", commands: commands), grace: .seconds(60))
+        #expect(outcomes.map(\.kind) == [.forwarded])
+        let pid = try #require(outcomes.first?.pid)
+        #expect(try fixture.arguments(of: pid) == ["mailto:a@example.com", "mailto:b@example.com"])
+        #expect(fixture.recordedPIDs().count == 1)
+    }
+
+    @Test("a URL with spaces, quotes, ;, $(…), backticks and # arrives as one argument, byte for byte, and nothing in it runs")
+    func injectionProof() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        try fixture.handler("viewer", "exit 0")
+        let pwned = fixture.root + "/pwned"
+        let url = "x-test://host/a b?q=\"double\" 'single';rm -rf nothing $(touch \(pwned)-1) `touch \(pwned)-2` #frag | & > \(pwned)-3 \\ end"
+        let commands = try ExecLine(parsing: "viewer --url=%u %u").commands(for: [url])
+        let outcomes = try await fixture.launch(DesktopLaunchRequest(desktopID: "viewer.desktop", commands: commands), grace: .seconds(60))
+        #expect(outcomes.map(\.kind) == [.forwarded])
+        let pid = try #require(outcomes.first?.pid)
+        #expect(try fixture.arguments(of: pid) == ["--url=" + url, url])
+        for suffix in ["-1", "-2", "-3"] {
+            #expect(!FileManager.default.fileExists(atPath: pwned + suffix), "something in the URL ran: \(pwned + suffix)")
+        }
+    }
+
+    @Test("running: alive when the grace ends; forwarded: exited 0 within it")
+    func runningAndForwarded() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        try fixture.handler("stays", "exec sleep 600")
+        try fixture.handler("hands-over", "exit 0")
+        let running = try await fixture.launch(DesktopLaunchRequest(desktopID: "stays.desktop", commands: [["stays"]]), grace: .milliseconds(300))
+        defer { fixture.kill(running.compactMap(\.pid)) }
+        #expect(running.map(\.kind) == [.running])
+        #expect(running.first?.exitStatus == nil)
+        let forwarded = try await fixture.launch(DesktopLaunchRequest(desktopID: "hands-over.desktop", commands: [["hands-over"]]), grace: .seconds(60))
+        #expect(forwarded.map(\.kind) == [.forwarded])
+        #expect(forwarded.first?.exitStatus == .exited(0))
+        #expect(forwarded.first?.kind.isSuccess == true)
+    }
+
+    @Test("exited N: the status and the last lines of stderr, bounded; a signal is named")
+    func exitedWithStderr() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        try fixture.handler("fails", """
+            i=1
+            while [ $i -le 30 ]; do echo "warning $i" >&2; i=$((i+1)); done
+            echo "to stdout"
+            echo "fails: cannot open display" >&2
+            exit 3
+            """)
+        try fixture.handler("crashes", "kill -USR1 $$")
+        let failed = try await fixture.launch(DesktopLaunchRequest(desktopID: "fails.desktop", commands: [["fails"]]), grace: .seconds(60))
+        let outcome = try #require(failed.first)
+        #expect(outcome.kind == .exited)
+        #expect(outcome.exitStatus == .exited(3))
+        #expect(outcome.stderrTail == (22...30).map { "warning \($0)" } + ["fails: cannot open display"])
+        #expect(!outcome.kind.isSuccess)
+        let crashed = try await fixture.launch(DesktopLaunchRequest(desktopID: "crashes.desktop", commands: [["crashes"]]), grace: .seconds(60))
+        #expect(crashed.first?.kind == .exited)
+        #expect(crashed.first?.exitStatus == .signaled(SIGUSR1))
+    }
+
+    @Test("failed to start: the program not on PATH, not executable, a bad format, a missing working folder, each named with path and errno")
+    func failedToStart() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        try fixture.handler("ok", "exit 0")
+        try writeFile("#!/bin/sh\nexit 0\n", to: fixture.bin + "/not-executable")
+        try writeFile("this is not a program\n", to: fixture.bin + "/garbage")
+        chmod(fixture.bin + "/garbage", 0o755)
+        let missing = try await fixture.launch(DesktopLaunchRequest(desktopID: "a.desktop", commands: [["no-such-program", "x"]]))
+        #expect(missing == [.failed(.programNotFound(program: "no-such-program"))])
+        let denied = try await fixture.launch(DesktopLaunchRequest(desktopID: "a.desktop", commands: [[fixture.bin + "/not-executable"]]))
+        #expect(denied == [.failed(.system(stage: "exec", path: fixture.bin + "/not-executable", errno: EACCES, reason: String(cString: strerror(EACCES))))])
+        let garbage = try await fixture.launch(DesktopLaunchRequest(desktopID: "a.desktop", commands: [[fixture.bin + "/garbage"]]))
+        #expect(garbage == [.failed(.system(stage: "exec", path: fixture.bin + "/garbage", errno: ENOEXEC, reason: String(cString: strerror(ENOEXEC))))])
+        let nowhere = try await fixture.launch(DesktopLaunchRequest(desktopID: "a.desktop", commands: [["ok"]], workingDirectory: fixture.root + "/missing"), grace: .seconds(60))
+        #expect(nowhere == [.failed(.system(stage: "chdir", path: fixture.root + "/missing", errno: ENOENT, reason: String(cString: strerror(ENOENT))))])
+        #expect("\(nowhere[0])".contains("failed to start: chdir"))
+        #expect(fixture.recordedPIDs().isEmpty)
+        // A working folder that exists is used.
+        try fixture.handler("where", "pwd > \"$RECORD_DIR/cwd\"")
+        let here = try await fixture.launch(DesktopLaunchRequest(desktopID: "a.desktop", commands: [["where"]], workingDirectory: fixture.records), grace: .seconds(60))
+        #expect(here.map(\.kind) == [.forwarded])
+        #expect(try String(contentsOfFile: fixture.records + "/cwd", encoding: .utf8) == fixture.records + "\n")
+    }
+
+    @Test("Terminal=true runs the command in $TERMINAL, else x-terminal-emulator on PATH, as TERMINAL -e ARGV")
+    func terminal() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        try fixture.handler("mutt", "exit 0")
+        // A fake terminal: records its own argv, then runs what follows -e.
+        let fakeTerminal = "[ \"$1\" = -e ] || exit 64\nshift\nexec \"$@\""
+        try fixture.handler("x-terminal-emulator", fakeTerminal)
+        let commands = try ExecLine(parsing: "mutt %u").commands(for: ["mailto:x@example.com"])
+        let outcomes = try await fixture.launch(DesktopLaunchRequest(desktopID: "mutt.desktop", commands: commands, terminal: true), grace: .seconds(60))
+        #expect(outcomes.map(\.kind) == [.forwarded])
+        let recorded = try fixture.recordedPIDs().map { try fixture.arguments(of: $0) }
+        // One process: the terminal execs the handler, whose record replaces its own.
+        #expect(recorded == [["mailto:x@example.com"]])
+        // The command as the Exec line wrote it; the terminal finds it on the same PATH.
+        #expect(try fixture.record(of: "x-terminal-emulator") == ["-e", "mutt", "mailto:x@example.com"])
+
+        // A command whose program is missing is refused before any terminal opens.
+        let missing = try await fixture.launch(DesktopLaunchRequest(desktopID: "mutt.desktop", commands: [["no-such-mailer"]], terminal: true))
+        #expect(missing == [.failed(.programNotFound(program: "no-such-mailer"))])
+
+        // $TERMINAL wins when set.
+        try fixture.handler("myterm", fakeTerminal)
+        let chosen = try await fixture.launch(DesktopLaunchRequest(desktopID: "mutt.desktop", commands: commands, terminal: true), grace: .seconds(60), environment: ["TERMINAL": "myterm"])
+        #expect(chosen.map(\.kind) == [.forwarded])
+        #expect(try fixture.record(of: "myterm") == ["-e", "mutt", "mailto:x@example.com"])
+    }
+
+    @Test("Terminal=true with no terminal emulator is a named error; a TERMINAL that is not found is named too")
+    func noTerminal() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        try fixture.handler("mutt", "exit 0")
+        let request = DesktopLaunchRequest(desktopID: "mutt.desktop", commands: [["mutt"]], terminal: true)
+        let none = try await fixture.launch(request)
+        #expect(none == [.failed(TerminalCommand.notFound(terminalVariable: nil))])
+        #expect("\(none[0])".contains("x-terminal-emulator is not on PATH"))
+        let wrong = try await fixture.launch(request, environment: ["TERMINAL": "no-such-terminal"])
+        #expect(wrong == [.failed(TerminalCommand.notFound(terminalVariable: "no-such-terminal"))])
+        #expect(fixture.recordedPIDs().isEmpty)
+    }
+
+    @Test("with log files: stdout and stderr reach DESKTOP-ID.log, and the app writes stderr unharmed after the daemon stopped reading it")
+    func logFileAndForwarder() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        let logs = fixture.root + "/logs"
+        try fixture.handler("chatty", """
+            echo "out before"
+            echo "err before" >&2
+            n=0
+            while [ ! -e "$RECORD_DIR/go" ]; do sleep 0.05; n=$((n+1)); [ $n -lt 1200 ] || exit 9; done
+            echo "err after" >&2
+            echo "out after"
+            touch "$RECORD_DIR/done"
+            exec sleep 600
+            """)
+        let outcomes = try await fixture.launch(DesktopLaunchRequest(desktopID: "org.example.Chatty.desktop", commands: [["chatty"]]),
+                                                grace: .milliseconds(300), output: .files(folder: logs, maximumBytes: 1 << 20))
+        let pid = try #require(outcomes.first?.pid)
+        defer { fixture.kill([pid]) }
+        #expect(outcomes.map(\.kind) == [.running])
+        // The outcome is given: the daemon's copy of stderr is closed. The app writes on.
+        try writeFile("", to: fixture.records + "/go")
+        try waitFor("the app to write after the outcome") { FileManager.default.fileExists(atPath: fixture.records + "/done") }
+        #expect(isAlive(pid))
+        let log = logs + "/org.example.Chatty.desktop.log"
+        try waitFor("every line in the log file") {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            return ["out before", "err before", "err after", "out after"].allSatisfy(text.contains)
+        }
+    }
+
+    @Test("no more than maximumRunning desktop processes are watched; beyond, a named refusal")
+    func runningLimit() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        try fixture.handler("stays", "exec sleep 600")
+        var settings = DesktopLaunchSettings()
+        settings.maximumRunning = 1
+        let launcher = try await fixture.makeLauncher(grace: .milliseconds(200), settings: settings)
+        let first = try await fixture.launch(DesktopLaunchRequest(desktopID: "stays.desktop", commands: [["stays"]]), on: launcher)
+        defer { fixture.kill(first.compactMap(\.pid)) }
+        #expect(first.map(\.kind) == [.running])
+        let second = try await fixture.launch(DesktopLaunchRequest(desktopID: "stays.desktop", commands: [["stays"]]), on: launcher)
+        #expect(second == [.failed(.tooManyRunning(limit: 1))])
+    }
+
+    @Test("a desktop app that exits after the grace is no longer listed, and its exit is logged with its status")
+    func exitAfterGrace() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        try fixture.handler("stays", "exec sleep 600")
+        let outcomes = try await fixture.launch(DesktopLaunchRequest(desktopID: "stays.desktop", commands: [["stays"]]), grace: .milliseconds(200))
+        let pid = try #require(outcomes.first?.pid)
+        #expect(try await fixture.running().map(\.pid) == [pid])
+        kill(pid, SIGTERM)
+        try await fixture.waitUntilNotRunning(pid)
+        try waitFor("the exit in the log") {
+            fixture.logLines.withLockedValue { $0 }.contains { $0.contains("desktop app exited: was killed by signal 15 (SIGTERM)") }
+        }
+    }
+}
+
+/// A private folder with a `bin` on PATH for handler scripts, a `records` folder where
+/// they write their argv (NUL-separated, `PID.args`) and environment (`PID.env`), and a
+/// launcher per call on a loop of its own.
+final class DesktopFixture: Sendable {
+    let root: String
+    var bin: String { root + "/bin" }
+    var records: String { root + "/records" }
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let logLines = NIOLockedValueBox<[String]>([])
+    /// The last launcher made: `running` and `waitUntilNotRunning` ask it.
+    private let current = NIOLockedValueBox<NIOLoopBound<DesktopLauncher>?>(nil)
+
+    init() throws {
+        root = try TemporaryFolder(prefix: "ls-desktop").path
+        try FileManager.default.createDirectory(atPath: root + "/bin", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/records", withIntermediateDirectories: true)
+        // The few programs the handlers use, so PATH holds nothing else (no terminal emulator
+        // the machine may have installed).
+        try FileManager.default.createDirectory(atPath: root + "/tools", withIntermediateDirectories: true)
+        for tool in ["mv", "env", "sleep", "touch", "cat"] {
+            guard let path = ["/usr/bin/" + tool, "/bin/" + tool].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { continue }
+            try FileManager.default.createSymbolicLink(atPath: root + "/tools/" + tool, withDestinationPath: path)
+        }
+    }
+
+    /// A handler: records itself, then runs `body` (sh).
+    func handler(_ name: String, _ body: String) throws {
+        let script = """
+            #!/bin/sh
+            printf '%s\\0' "$@" > "$RECORD_DIR/$$.args.part" && mv "$RECORD_DIR/$$.args.part" "$RECORD_DIR/$$.args"
+            printf '%s\\0' "$@" > "$RECORD_DIR/\(name).argv"
+            env > "$RECORD_DIR/$$.env"
+            \(body)
+
+            """
+        try writeFile(script, to: bin + "/" + name)
+        chmod(bin + "/" + name, 0o755)
+    }
+
+    var environment: [String: String] {
+        ["PATH": bin + ":" + root + "/tools", "RECORD_DIR": records, "HOME": root, "NOTIFY_SOCKET": "/nowhere", "LISTEN_FDS": "1"]
+    }
+
+    /// Launches on a new launcher and waits (at most 60 s) for the outcomes. Output goes to
+    /// log files in `root/logs` unless another is given.
+    func launch(_ request: DesktopLaunchRequest, grace: Duration = .seconds(1), settings: DesktopLaunchSettings = DesktopLaunchSettings(),
+                output: AppOutput? = nil, environment extra: [String: String] = [:]) async throws -> [DesktopLaunchOutcome] {
+        let launcher = try await makeLauncher(grace: grace, settings: settings, output: output, environment: extra)
+        return try await launch(request, on: launcher)
+    }
+
+    /// A launcher on the fixture's loop; the fixture's `running()` asks the last one made.
+    func makeLauncher(grace: Duration = .seconds(1), settings: DesktopLaunchSettings = DesktopLaunchSettings(),
+                      output: AppOutput? = nil, environment extra: [String: String] = [:]) async throws -> NIOLoopBound<DesktopLauncher> {
+        // Output to files by default, so the handlers' lines stay out of the test's own.
+        let output = output ?? .files(folder: root + "/logs", maximumBytes: 1 << 20)
+        var chosen = settings
+        chosen.grace = grace
+        chosen.stderrSettle = .seconds(30)
+        let settings = chosen
+        let environment = self.environment.merging(extra) { $1 }
+        let logLines = self.logLines
+        let loop = group.next()
+        let bound = try await loop.submit {
+            NIOLoopBound(DesktopLauncher(loop: loop, settings: settings, output: output, environment: environment,
+                                         logger: Logger(label: "desktop-tests") { _ in RecordingLogHandler(lines: logLines, logLevel: .debug) }),
+                         eventLoop: loop)
+        }.get()
+        current.withLockedValue { $0 = bound }
+        return bound
+    }
+
+    /// Launches on `launcher` and waits (at most 60 s) for the outcomes.
+    func launch(_ request: DesktopLaunchRequest, on bound: NIOLoopBound<DesktopLauncher>) async throws -> [DesktopLaunchOutcome] {
+        let loop = bound.eventLoop
+        let promise = loop.makePromise(of: [DesktopLaunchOutcome]?.self)
+        loop.execute {
+            let answered = NIOLoopBoundBox(false, eventLoop: loop)
+            let timeout = loop.scheduleTask(in: .seconds(60)) {
+                guard !answered.value else { return }
+                answered.value = true
+                promise.succeed(nil)
+            }
+            bound.value.launch(request) { outcomes in
+                guard !answered.value else { return }
+                answered.value = true
+                timeout.cancel()
+                promise.succeed(outcomes)
+            }
+        }
+        guard let outcomes = try await promise.futureResult.get() else {
+            throw ProcessError("no outcome within 60 s for \(request.desktopID)")
+        }
+        return outcomes
+    }
+
+    func running() async throws -> [RunningDesktopApp] {
+        guard let bound = current.withLockedValue({ $0 }) else { return [] }
+        return try await bound.eventLoop.submit { bound.value.runningApps }.get()
+    }
+
+    func waitUntilNotRunning(_ pid: Int32) async throws {
+        for _ in 0..<600 {
+            if try await !running().contains(where: { $0.pid == pid }) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ProcessError("pid \(pid) still listed as running after 30 s")
+    }
+
+    func recordedPIDs() -> [Int32] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: records)) ?? []
+        return names.compactMap { $0.hasSuffix(".args") ? Int32($0.dropLast(5)) : nil }.sorted()
+    }
+
+    /// What `pid` recorded as its arguments (waits up to 30 s for the record).
+    func arguments(of pid: Int32) throws -> [String] {
+        let path = records + "/\(pid).args"
+        try waitFor("the record of \(pid)") { FileManager.default.fileExists(atPath: path) }
+        return try Self.split(Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// The last argv a handler named `name` recorded.
+    func record(of name: String) throws -> [String] {
+        try Self.split(Data(contentsOf: URL(fileURLWithPath: records + "/" + name + ".argv")))
+    }
+
+    static func split(_ data: Data) -> [String] {
+        data.split(separator: 0, omittingEmptySubsequences: false).dropLast().map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func environment(of pid: Int32) throws -> [String: String] {
+        _ = try arguments(of: pid)
+        let path = records + "/\(pid).env"
+        try waitFor("the environment of \(pid)") { ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").hasSuffix("\n") }
+        var environment: [String: String] = [:]
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            environment[String(line[..<equals])] = String(line[line.index(after: equals)...])
+        }
+        return environment
+    }
+
+    /// Ends processes a test started, by PID, and waits (bounded) until they are gone.
+    func kill(_ pids: [Int32]) {
+        for pid in pids { Glibc.kill(pid, SIGKILL) }
+        for pid in pids { try? waitFor("pid \(pid) to end") { !isAlive(pid) } }
+    }
+
+    func remove() {
+        try? group.syncShutdownGracefully()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+}
+
+/// Polls `condition` every 20 ms until it holds, or throws naming `what` after `seconds`.
+func waitFor(_ what: String, within seconds: Double = 30, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return }
+        usleep(20_000)
+    }
+    throw ProcessError("timed out after \(seconds) s waiting for \(what)")
+}
+
+/// Whether `pid` runs (a zombie counts as gone).
+func isAlive(_ pid: Int32) -> Bool {
+    guard Glibc.kill(pid, 0) == 0 else { return false }
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+    let state = stat[stat.index(close, offsetBy: 2)]
+    return state != "Z" && state != "X"
+}
