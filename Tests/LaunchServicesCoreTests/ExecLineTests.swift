@@ -302,7 +302,7 @@ struct ExecLineTests {
 
     @Test("DesktopLaunchOutcome: status 0 within the grace is forwarded, anything else exited; only delivered, running and forwarded succeed")
     func outcomeKinds() {
-        #expect(DesktopLaunchOutcome.ended(pid: 7, status: .exited(0), stderrTail: []).kind == .forwarded)
+        #expect(DesktopLaunchOutcome.ended(pid: 7, status: .exited(0), stderrTail: ["noise"]) == DesktopLaunchOutcome(kind: .forwarded, pid: 7, exitStatus: .exited(0)))
         #expect(DesktopLaunchOutcome.ended(pid: 7, status: .exited(3), stderrTail: ["x"]) == DesktopLaunchOutcome(kind: .exited, pid: 7, exitStatus: .exited(3), stderrTail: ["x"]))
         #expect(DesktopLaunchOutcome.ended(pid: 7, status: .signaled(9), stderrTail: []).kind == .exited)
         #expect(DesktopLaunchOutcome.ended(pid: 7, status: nil, stderrTail: []).description == "exited: status unknown (pid 7)")

@@ -87,6 +87,28 @@ struct DesktopLauncherTests {
         #expect(forwarded.first?.kind.isSuccess == true)
     }
 
+    @Test("forwarded is answered at once, even when a process the app left behind holds its stderr open")
+    func forwardedDoesNotWaitForStderr() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        try fixture.handler("hands-over", """
+            sleep 600 &
+            echo $! > "$RECORD_DIR/left-behind"
+            echo "handed over" >&2
+            exit 0
+            """)
+        func leftBehind() -> Int32 {
+            Int32((try? String(contentsOfFile: fixture.records + "/left-behind", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        }
+        defer { if leftBehind() > 0 { fixture.kill([leftBehind()]) } }
+        // Were the answer to wait for the end of stderr, it would wait the whole settle
+        // (longer than the launch's own 60 s bound) and this launch would throw.
+        let outcomes = try await fixture.launch(DesktopLaunchRequest(desktopID: "hands-over.desktop", commands: [["hands-over"]]),
+                                                grace: .seconds(60), settle: .seconds(600))
+        #expect(leftBehind() > 0)
+        #expect(outcomes == [DesktopLaunchOutcome(kind: .forwarded, pid: outcomes.first?.pid, exitStatus: .exited(0))])
+    }
+
     @Test("exited N: the status and the last lines of stderr, bounded; a signal is named")
     func exitedWithStderr() async throws {
         let fixture = try DesktopFixture()
@@ -284,20 +306,20 @@ final class DesktopFixture: Sendable {
 
     /// Launches on a new launcher and waits (at most 60 s) for the outcomes. Output goes to
     /// log files in `root/logs` unless another is given.
-    func launch(_ request: DesktopLaunchRequest, grace: Duration = .seconds(1), settings: DesktopLaunchSettings = DesktopLaunchSettings(),
+    func launch(_ request: DesktopLaunchRequest, grace: Duration = .seconds(1), settle: Duration = .seconds(30), settings: DesktopLaunchSettings = DesktopLaunchSettings(),
                 output: AppOutput? = nil, environment extra: [String: String] = [:]) async throws -> [DesktopLaunchOutcome] {
-        let launcher = try await makeLauncher(grace: grace, settings: settings, output: output, environment: extra)
+        let launcher = try await makeLauncher(grace: grace, settle: settle, settings: settings, output: output, environment: extra)
         return try await launch(request, on: launcher)
     }
 
     /// A launcher on the fixture's loop; the fixture's `running()` asks the last one made.
-    func makeLauncher(grace: Duration = .seconds(1), settings: DesktopLaunchSettings = DesktopLaunchSettings(),
+    func makeLauncher(grace: Duration = .seconds(1), settle: Duration = .seconds(30), settings: DesktopLaunchSettings = DesktopLaunchSettings(),
                       output: AppOutput? = nil, environment extra: [String: String] = [:]) async throws -> NIOLoopBound<DesktopLauncher> {
         // Output to files by default, so the handlers' lines stay out of the test's own.
         let output = output ?? .files(folder: root + "/logs", maximumBytes: 1 << 20)
         var chosen = settings
         chosen.grace = grace
-        chosen.stderrSettle = .seconds(30)
+        chosen.stderrSettle = settle
         let settings = chosen
         let environment = self.environment.merging(extra) { $1 }
         let logLines = self.logLines

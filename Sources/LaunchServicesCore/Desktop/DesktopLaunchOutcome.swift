@@ -44,9 +44,11 @@ public struct DesktopLaunchOutcome: Sendable, Equatable, CustomStringConvertible
         Self(kind: .running, pid: pid)
     }
 
-    /// The process ended within the grace: `forwarded` for status 0, else `exited`.
+    /// The process ended within the grace: `forwarded` for status 0 (its stderr is not
+    /// shown, nor waited for), else `exited`.
     public static func ended(pid: Int32, status: ExitStatus?, stderrTail: [String]) -> Self {
-        Self(kind: status == .exited(0) ? .forwarded : .exited, pid: pid, exitStatus: status, stderrTail: stderrTail)
+        let forwarded = status == .exited(0)
+        return Self(kind: forwarded ? .forwarded : .exited, pid: pid, exitStatus: status, stderrTail: forwarded ? [] : stderrTail)
     }
 
     public static func failed(_ failure: DesktopLaunchFailure) -> Self {

@@ -238,8 +238,9 @@ package final class DesktopLauncher: DesktopLaunching {
         }
     }
 
-    /// The app exited within the grace: answer once the last of its stderr is in (or the
-    /// settle ends). The process is no longer watched; whoever adopts the zombie reaps it.
+    /// The app exited within the grace: answer at once for status 0, else once the last of
+    /// its stderr is in (or the settle ends). The process is no longer watched; whoever
+    /// adopts the zombie reaps it.
     private func exited(_ launch: Launch, status: ExitStatus?) {
         guard launch.phase == .starting else { return }
         launch.phase = .exited(status)
@@ -248,7 +249,8 @@ package final class DesktopLauncher: DesktopLaunching {
             close(launch.pidfd)
             launch.pidfd = -1
         }
-        if launch.tailEnded { return finishExited(launch) }
+        // Status 0 (forwarded) shows no stderr; only a failure waits for its last lines.
+        if launch.tailEnded || status == .exited(0) { return finishExited(launch) }
         let id = launch.id
         launch.settle = loop.assumeIsolated().scheduleTask(in: TimeAmount(settings.stderrSettle)) { [self] in
             if let launch = launches[id] { finishExited(launch) }
