@@ -230,6 +230,30 @@ struct DesktopLauncherTests {
         }
     }
 
+    @Test("the launcher's shutdown answers a launch still in its grace with what it knows, and the app runs on")
+    func shutdownAnswers() async throws {
+        let fixture = try DesktopFixture()
+        defer { fixture.remove() }
+        try fixture.handler("stays", "exec sleep 600")
+        let launcher = try await fixture.makeLauncher(grace: .seconds(600))
+        let answer = fixture.start(DesktopLaunchRequest(desktopID: "stays.desktop", commands: [["stays"]]), on: launcher)
+        var pid: Int32?
+        for _ in 0..<600 where pid == nil {
+            pid = try await fixture.running().first?.pid
+            if pid == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let started = try #require(pid, "the app never started")
+        defer { fixture.kill([started]) }
+        try await launcher.eventLoop.submit { launcher.value.shutdown() }.get()
+        let outcomes = try await answer.get()
+        #expect(outcomes == [.running(pid: started)])
+        #expect(isAlive(started))
+        #expect(try await fixture.running().isEmpty)
+        // After the shutdown nothing more starts.
+        let refused = try await fixture.launch(DesktopLaunchRequest(desktopID: "stays.desktop", commands: [["stays"]]), on: launcher)
+        #expect(refused == [.failed(.stopping)])
+    }
+
     @Test("no more than maximumRunning desktop processes are watched; beyond, a named refusal")
     func runningLimit() async throws {
         let fixture = try DesktopFixture()
@@ -335,6 +359,14 @@ final class DesktopFixture: Sendable {
 
     /// Launches on `launcher` and waits (at most 60 s) for the outcomes.
     func launch(_ request: DesktopLaunchRequest, on bound: NIOLoopBound<DesktopLauncher>) async throws -> [DesktopLaunchOutcome] {
+        guard let outcomes = try await start(request, on: bound).get() else {
+            throw ProcessError("no outcome within 60 s for \(request.desktopID)")
+        }
+        return outcomes
+    }
+
+    /// Launches on `launcher`; the future holds the outcomes, or `nil` after 60 s without them.
+    func start(_ request: DesktopLaunchRequest, on bound: NIOLoopBound<DesktopLauncher>) -> EventLoopFuture<[DesktopLaunchOutcome]?> {
         let loop = bound.eventLoop
         let promise = loop.makePromise(of: [DesktopLaunchOutcome]?.self)
         loop.execute {
@@ -351,10 +383,7 @@ final class DesktopFixture: Sendable {
                 promise.succeed(outcomes)
             }
         }
-        guard let outcomes = try await promise.futureResult.get() else {
-            throw ProcessError("no outcome within 60 s for \(request.desktopID)")
-        }
-        return outcomes
+        return promise.futureResult
     }
 
     func running() async throws -> [RunningDesktopApp] {

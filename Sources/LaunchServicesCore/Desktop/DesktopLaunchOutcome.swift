@@ -80,7 +80,7 @@ public enum DesktopLaunchFailure: Error, Sendable, Equatable, CustomStringConver
     case system(stage: String, path: String, errno: Int32, reason: String)
     /// More desktop app processes are being watched than the daemon keeps.
     case tooManyRunning(limit: Int)
-    /// The daemon is stopping.
+    /// The daemon stopped before it learned whether the process started (it may yet run).
     case stopping
 
     public var description: String {
@@ -96,7 +96,7 @@ public enum DesktopLaunchFailure: Error, Sendable, Equatable, CustomStringConver
         case .tooManyRunning(let limit):
             return "the daemon already watches \(limit) desktop app processes it started; try again when some have exited"
         case .stopping:
-            return "the daemon is stopping"
+            return "the daemon stopped before it learned whether the app started"
         }
     }
 }

@@ -353,7 +353,9 @@ package final class DesktopLauncher: DesktopLaunching {
             watched[pid]?.app.scope = unit
             logger.debug("desktop app in its scope", metadata: ["desktop_id": "\(desktopID)", "pid": "\(pid)", "scope": "\(unit)"])
         case .failed(let unit, let reason):
-            logger.warning("no scope for a desktop app: \(reason)", metadata: ["desktop_id": "\(desktopID)", "pid": "\(pid)", "scope": "\(unit)"])
+            // An app that already exited (one that handed the URL over) cannot be moved: no news.
+            let level: Logger.Level = watched[pid] == nil ? .debug : .warning
+            logger.log(level: level, "no scope for a desktop app: \(reason)", metadata: ["desktop_id": "\(desktopID)", "pid": "\(pid)", "scope": "\(unit)"])
         case .busy:
             logger.warning("no scope for a desktop app: too many scope requests wait", metadata: ["desktop_id": "\(desktopID)", "pid": "\(pid)"])
         case .notUnderSystemd:
