@@ -1,7 +1,9 @@
 #ifndef LAUNCHSERVICES_CSYSTEMD_H
 #define LAUNCHSERVICES_CSYSTEMD_H
 /* libsystemd, as the daemon uses it: readiness/status/watchdog notifications, socket
- * activation, and structured journal entries. */
+ * activation, structured journal entries, and sd-bus for the user manager's transient
+ * scopes (only sd-bus's non-variadic calls work from Swift). */
+#include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
 #include <sys/uio.h>

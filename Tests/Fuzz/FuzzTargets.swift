@@ -18,6 +18,8 @@ enum FuzzTarget: String, CaseIterable {
     case json
     /// lsopen's annotation readers (JSON, XML property lists) and the terminal escaping.
     case annotation
+    /// A desktop entry's Exec line: quoting, field codes, expansion.
+    case exec
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -27,6 +29,7 @@ enum FuzzTarget: String, CaseIterable {
         case .xcallback: Self.xcallback(String(decoding: bytes, as: UTF8.self))
         case .json: _ = try? JSONDepth.check(bytes, limit: 64)
         case .annotation: Self.annotation(bytes)
+        case .exec: Self.exec(String(decoding: bytes, as: UTF8.self))
         }
     }
 
@@ -95,5 +98,31 @@ enum FuzzTarget: String, CaseIterable {
         guard built.utf8.count <= ParsedURL.maximumLength else { return }
         guard let reparsed = try? ParsedURL(built), let again = try? XCallbackRequest(reparsed) else { fatalError("built URL \(built.debugDescription) does not parse") }
         guard again == request else { fatalError("x-callback round trip changed \(request) into \(again) via \(built.debugDescription)") }
+    }
+
+    /// An accepted Exec line expands without failing for any non-file URL it takes as a
+    /// URL, that URL arriving whole in an argument; and its arguments, quoted again by the
+    /// specification's rules, read back the same.
+    static func exec(_ text: String) {
+        guard let line = try? ExecLine(parsing: text) else { return }
+        let url = "x-fuzz://a b/\"q\" 'r';$(x)`y`#z%u"
+        if line.takesURLs && !line.takesFiles {
+            guard let commands = try? line.commands(for: [url], values: ExecValues(icon: "i", name: "n", location: "/l")) else {
+                fatalError("\(text.debugDescription) refused a URL")
+            }
+            guard commands.allSatisfy({ $0.contains { $0.contains(url) } }) else { fatalError("\(text.debugDescription) lost the URL: \(commands)") }
+        }
+        guard let plain = try? line.commands(for: []), plain.count == 1 else { fatalError("\(text.debugDescription) does not expand without URLs") }
+        // By scalar, not by Character: `%` and a combining mark after it are one Character.
+        let quoted = plain[0].map { argument in
+            var out = "\""
+            for scalar in argument.unicodeScalars {
+                if "\"`$\\".unicodeScalars.contains(scalar) { out += "\\" }
+                out.unicodeScalars.append(scalar)
+                if scalar == "%" { out += "%" }
+            }
+            return out + "\""
+        }.joined(separator: " ")
+        guard (try? ExecLine(parsing: quoted).commands(for: [])) == plain else { fatalError("\(plain) does not survive quoting as \(quoted.debugDescription)") }
     }
 }

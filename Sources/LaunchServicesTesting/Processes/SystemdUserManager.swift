@@ -1,0 +1,78 @@
+import Foundation
+
+/// A private `systemd --user` manager for one test: its own HOME and runtime folder (so its
+/// private socket, `RUNTIME/systemd/private`, is the test's), started as the test's child,
+/// stopped by its PID. Where PID 1 is not systemd (a CI container) the manager runs only
+/// once `/run/systemd/system` exists; it is created if missing and removed again only if
+/// this manager created it. `nil` from `start` where systemd is not installed.
+public final class SystemdUserManager: Sendable {
+    public let home: String
+    /// The manager's `XDG_RUNTIME_DIR`.
+    public let runtime: String
+    private let process: ChildProcess
+    private let createdMarker: Bool
+
+    public static let executable = "/lib/systemd/systemd"
+
+    /// A running manager, or `nil` when systemd is not installed here.
+    public static func start() throws -> SystemdUserManager? {
+        guard FileManager.default.isExecutableFile(atPath: executable) else { return nil }
+        return try SystemdUserManager()
+    }
+
+    private init() throws {
+        home = try TemporaryFolder(prefix: "ls-usermanager").path
+        runtime = home + "/run"
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if FileManager.default.fileExists(atPath: "/run/systemd/system") {
+            createdMarker = false
+        } else {
+            try FileManager.default.createDirectory(atPath: "/run/systemd/system", withIntermediateDirectories: true)
+            createdMarker = true
+        }
+        do {
+            process = try ChildProcess(Self.executable, ["--user"], environment: Self.environment(home: home, runtime: runtime), stdout: home + "/manager.log")
+        } catch {
+            if createdMarker { try? FileManager.default.removeItem(atPath: "/run/systemd/system") }
+            try? FileManager.default.removeItem(atPath: home)
+            throw error
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            let state = (try? systemctl("is-system-running").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? ""
+            if state == "running" || state == "degraded" { break }
+            guard Date() < deadline, process.isRunning else {
+                let log = (try? String(contentsOfFile: home + "/manager.log", encoding: .utf8)) ?? ""
+                stop()
+                throw ProcessError("the user manager did not start within 30 s (state '\(state)'): \(log)")
+            }
+            usleep(50_000)
+        }
+    }
+
+    /// The test's environment with the manager's HOME and XDG_RUNTIME_DIR, and nothing of a
+    /// service's own (socket activation, notification).
+    public static func environment(home: String, runtime: String) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for key in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "LAUNCHSERVICES_SOCKET", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID"] {
+            environment[key] = nil
+        }
+        environment["HOME"] = home
+        environment["XDG_RUNTIME_DIR"] = runtime
+        return environment
+    }
+
+    public var environment: [String: String] { Self.environment(home: home, runtime: runtime) }
+
+    /// `systemctl --user ARGUMENTS…`, bounded to 30 s.
+    public func systemctl(_ arguments: String...) throws -> ToolRun {
+        try ChildProcess.run("/usr/bin/systemctl", ["--user"] + arguments, environment: environment, scratch: home, timeout: 30)
+    }
+
+    /// Stops the manager by its PID (it stops its units first), then removes its folder.
+    public func stop() {
+        process.stop(grace: 15)
+        if createdMarker { try? FileManager.default.removeItem(atPath: "/run/systemd/system") }
+        try? FileManager.default.removeItem(atPath: home)
+    }
+}
