@@ -35,6 +35,13 @@ struct GeneratedLayout {
     var cacheFolders: [String] = []
     var afterCache: [(path: String, text: String)] = []
     var handWrittenCaches: [(path: String, text: String)] = []
+    /// What the generator made each entry file (by path), to corroborate a deviation the
+    /// test is told made the difference.
+    var marks: [String: Set<EntryMark>] = [:]
+    /// Some data folder has no cache, or one made out of date or written by hand.
+    var irregularCache = false
+    /// Some data folder's mimeapps.list removes associations.
+    var dataFolderRemoval = false
 
     func writeFiles() throws {
         var made = Set<String>()
@@ -89,6 +96,16 @@ struct GeneratedLayout {
         }
         return out
     }
+}
+
+/// What an entry file was made to be.
+enum EntryMark: Hashable {
+    /// `Hidden=true` or `Hidden=1` (what GLib reads as true).
+    case hidden
+    /// No `Exec` (or an empty one), and not `DBusActivatable`.
+    case nothingToRun
+    /// The entry `lsctl export-xdg` writes, or one running lsopen.
+    case runsLsopen
 }
 
 /// Generates the layouts of the differential test: entries in several data folders and
@@ -150,7 +167,11 @@ enum XDGLayoutGenerator {
             + ([configHome] + configDirs).map { ($0, false) }
         for (folder, isData) in allFolders {
             if isData { entries(in: folder, isHome: folder.hasPrefix(dataHome), layout: &layout, random: &random) }
-            if random.chance(0.55) { layout.files.append((folder + "/mimeapps.list", mimeapps(layout.schemes, random: &random, full: true))) }
+            if random.chance(0.55) {
+                let text = mimeapps(layout.schemes, random: &random, full: true)
+                if isData && text.contains("[Removed Associations]") { layout.dataFolderRemoval = true }
+                layout.files.append((folder + "/mimeapps.list", text))
+            }
             for name in listDesktops where random.chance(0.12) {
                 layout.files.append((folder + "/\(name)-mimeapps.list", mimeapps(layout.schemes, random: &random, full: random.chance(0.3))))
             }
@@ -176,7 +197,9 @@ enum XDGLayoutGenerator {
         }
         if isHome && random.chance(0.12) { placed.append((ownExport, ownExport)) }
         for (relative, id) in placed {
-            layout.files.append((folder + "/" + relative, entry(id: id, schemes: layout.schemes, root: layout.root, random: &random)))
+            let (text, marks) = entry(id: id, schemes: layout.schemes, root: layout.root, random: &random)
+            layout.files.append((folder + "/" + relative, text))
+            layout.marks[folder + "/" + relative] = marks
         }
         let cacheChance = random.pick([0.0, 0.85, 0.85, 1.0])
         if random.chance(cacheChance) {
@@ -184,18 +207,26 @@ enum XDGLayoutGenerator {
             if random.chance(0.12) {
                 // Out of date: a new entry the cache does not list, or one whose MimeType changed.
                 let id = random.pick(["late.desktop", "alpha.desktop", "zeta.desktop"])
-                layout.afterCache.append((folder + "/" + id, entry(id: id, schemes: layout.schemes, root: layout.root, random: &random)))
+                let (text, marks) = entry(id: id, schemes: layout.schemes, root: layout.root, random: &random)
+                layout.afterCache.append((folder + "/" + id, text))
+                layout.marks[folder + "/" + id] = marks
+                layout.irregularCache = true
             }
             if random.chance(0.05) {
+                layout.irregularCache = true
                 let ids = placed.map(\.id).shuffled(using: &random)
                 let lines = layout.schemes.map { "x-scheme-handler/\($0)=" + ids.map { $0 + ";" }.joined() }
                 layout.handWrittenCaches.append((folder + "/mimeinfo.cache", "[MIME Cache]\n" + lines.joined(separator: "\n") + "\n"))
             }
+        } else {
+            layout.irregularCache = true
         }
     }
 
-    static func entry(id: String, schemes: [String], root: String, random: inout SeededGenerator) -> String {
+    static func entry(id: String, schemes: [String], root: String, random: inout SeededGenerator) -> (String, Set<EntryMark>) {
         var lines: [String] = []
+        var marks: Set<EntryMark> = []
+        var runs = ""
         if random.chance(0.04) { lines += ["[Other Group]", "X-Key=1", ""] }
         lines.append(random.chance(0.02) ? "# a comment\n[Desktop Entry]" : "[Desktop Entry]")
         lines.append(random.pick(["Type=Application", "Type=Application", "Type=Application", "Type=Application", "Type=Application",
@@ -205,17 +236,28 @@ enum XDGLayoutGenerator {
         lines.append("Name[de]=\(id) auf Deutsch")
         if id == ownExport {
             lines.append("Exec=\(root)/bin/lsopen %u")
+            marks.insert(.runsLsopen)
         } else {
             let usual = ["prog-a %u", "prog-b %U", "prog-c", "prog-d --new %u", "prog-e %u", "\(root)/bin/prog-a %u", "'prog-b' --flag %u",
                          "\"prog-c\" %u", "prog-a\\s%u", "env prog-a %u", "prog-a #comment"]
             let unusual = ["prog-missing %u", "\"prog-a %u", "prog-noexec %u", "", "NONE", "# prog-a", "\(root)/bin/lsopen %u", "prog-a #"]
             let exec = random.chance(0.75) ? random.pick(usual) : random.pick(unusual)
             if exec != "NONE" { lines.append("Exec=\(exec)") }
+            if exec.contains("/bin/lsopen") { marks.insert(.runsLsopen) }
+            runs = exec == "NONE" ? "" : exec
         }
         if random.chance(0.2) { lines.append("TryExec=" + random.pick(["prog-a", "prog-missing", "prog-noexec", "\(root)/bin/prog-b", ""])) }
-        if random.chance(0.08) { lines.append(random.pick(["Hidden=true", "Hidden=true", "Hidden=True", "Hidden=1", "Hidden=false"])) }
+        if random.chance(0.08) {
+            let hidden = random.pick(["Hidden=true", "Hidden=true", "Hidden=True", "Hidden=1", "Hidden=false"])
+            lines.append(hidden)
+            if hidden == "Hidden=true" || hidden == "Hidden=1" { marks.insert(.hidden) }
+        }
         if random.chance(0.1) { lines.append("NoDisplay=true") }
-        if random.chance(0.05) { lines.append("DBusActivatable=true") }
+        if random.chance(0.05) {
+            lines.append("DBusActivatable=true")
+        } else if runs.isEmpty && id != ownExport {
+            marks.insert(.nothingToRun)
+        }
         if random.chance(0.9) {
             var types = random.some(schemes, probability: 0.5).map { "x-scheme-handler/\($0)" }
             if random.chance(0.3) { types.insert("text/plain", at: 0) }
@@ -226,7 +268,7 @@ enum XDGLayoutGenerator {
             lines.append("MimeType=" + value)
         }
         if random.chance(0.03) { lines.append("this line is not a key") }
-        return lines.joined(separator: "\n") + "\n"
+        return (lines.joined(separator: "\n") + "\n", marks)
     }
 
     /// A mimeapps.list (or desktop-specific list, or defaults.list): defaults, and with

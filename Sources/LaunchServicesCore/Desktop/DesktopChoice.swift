@@ -41,10 +41,10 @@ public struct DesktopChoice: Sendable, Equatable {
     public var explanation: [String] {
         var lines: [String] = []
         if let chosen {
-            lines.append("\(mimeType): \(chosen.id)\(chosen.file.map { " (\($0))" } ?? "")")
+            lines.append("\(mimeType): \(chosen.id)\(chosen.shownFile.map { " (\(TerminalText.escapingControls($0)))" } ?? "")")
             lines.append("  decided by \(chosen.source)")
         } else {
-            lines.append("\(mimeType): no desktop entry")
+            lines.append("\(TerminalText.escapingControls(mimeType)): no desktop entry")
         }
         for (index, candidate) in candidates.enumerated() {
             lines.append("  \(index + 1). \(candidate)")
@@ -94,16 +94,23 @@ public struct DesktopCandidate: Sendable, Equatable, CustomStringConvertible {
     public var id: String
     /// The line that made it a candidate (the first one, if several did).
     public var source: DesktopSource
-    /// The entry file that decided its verdict (shown with `~`), when one exists.
-    public var file: String?
-    /// Files with this ID in earlier folders that GLib could not load, and stepped over.
+    /// The entry file that decided its verdict, when one exists: for the chosen candidate,
+    /// the entry to launch (its path, and its `Exec`, `Terminal`, `DBusActivatable`, …).
+    public var entry: DesktopLayout.EntryFile?
+    /// `entry`'s path with the home folder shown as `~`.
+    public var shownFile: String?
+    /// The other files with this ID that GLib tried and could not load: for a chosen or
+    /// outranked candidate the earlier folders' files it stepped over, for a lost one the
+    /// later folders' files that could not be loaded either.
     public var skipped: [SkippedFile]
     public var verdict: Verdict
 
-    public init(id: String, source: DesktopSource, file: String? = nil, skipped: [SkippedFile] = [], verdict: Verdict) {
+    public init(id: String, source: DesktopSource, entry: DesktopLayout.EntryFile? = nil, shownFile: String? = nil,
+                skipped: [SkippedFile] = [], verdict: Verdict) {
         self.id = id
         self.source = source
-        self.file = file
+        self.entry = entry
+        self.shownFile = shownFile ?? entry?.path
         self.skipped = skipped
         self.verdict = verdict
     }

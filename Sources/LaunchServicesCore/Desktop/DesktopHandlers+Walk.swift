@@ -50,7 +50,7 @@ extension DesktopHandlers {
                 chosen = named.id
                 differences = specDifferences(named, trial: trial, associated: associated)
             }
-            candidates.append(DesktopCandidate(id: named.id, source: named.source, file: trial.file.map { layout.shown($0.path) },
+            candidates.append(DesktopCandidate(id: named.id, source: named.source, entry: trial.file, shownFile: trial.file.map { layout.shown($0.path) },
                                                skipped: trial.skipped, verdict: verdict))
         }
         var listed = Set(order.map(\.id))
