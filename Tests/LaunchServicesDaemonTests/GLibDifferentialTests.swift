@@ -175,6 +175,7 @@ struct GLibDifferentialTests {
                                 layout \(layout.index), x-scheme-handler/\(question.scheme): ours \(choice.chosenID ?? "none"), gio \(gio ?? "none"): \
                                 \(deviation.rawValue) is said to make the difference, but the generator made no such case (\(replay))
                                 \(choice.explanation.joined(separator: "\n"))
+                                \(layout.dump())
                                 """)
                         }
                     }

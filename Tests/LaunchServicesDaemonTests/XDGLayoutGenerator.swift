@@ -35,6 +35,8 @@ struct GeneratedLayout {
     var cacheFolders: [String] = []
     var afterCache: [(path: String, text: String)] = []
     var handWrittenCaches: [(path: String, text: String)] = []
+    /// Links made before the cache: (link, target).
+    var links: [(path: String, target: String)] = []
     /// What the generator made each entry file (by path), to corroborate a deviation the
     /// test is told made the difference.
     var marks: [String: Set<EntryMark>] = [:]
@@ -51,6 +53,10 @@ struct GeneratedLayout {
             chmod(path, mode)
         }
         for folder in cacheFolders { try Self.makeFolder(folder, made: &made) }
+        for (path, target) in links {
+            try Self.makeFolder(String(path[..<path.lastIndex(of: "/")!]), made: &made)
+            guard symlink(target, path) == 0 else { throw ProcessError("cannot link \(path): \(String(cString: strerror(errno)))") }
+        }
     }
 
     func writeAfterCache() throws {
@@ -117,7 +123,7 @@ enum EntryMark: Hashable {
 enum XDGLayoutGenerator {
     static let schemePool = ["lsdweb", "lsdmail", "lsd-chat", "lsd.tor", "lsd+x"]
     static let idPool = ["alpha.desktop", "beta.desktop", "Gamma.desktop", "org.example.Mail.desktop", "vendor-app.desktop",
-                         "kde-tool.desktop", "zeta.desktop"]
+                         "kde-tool.desktop", "zeta.desktop", "linked-shared.desktop"]
     static let ownExport = "swift-launch-services-lsopen.desktop"
     static let installed = ["prog-a", "prog-b", "prog-c", "prog-d"]
     static let desktops = ["", "GNOME", "KDE", "ubuntu:GNOME", "X-Cinnamon", "GNOME:bad/part:KDE", "LXQt:XFCE", "::gnome"]
@@ -153,12 +159,13 @@ enum XDGLayoutGenerator {
         if random.chance(0.1) { dataDirList.append(dataDirs[0]) }
         if random.chance(0.1) { dataDirList.insert("", at: 1) }
         if random.chance(0.05) { dataDirList.append(root + "/not-there") }
-        layout.environment["XDG_DATA_DIRS"] = dataDirList.joined(separator: ":")
+        // Now and then empty: the default /usr/local/share:/usr/share, this machine's own.
+        layout.environment["XDG_DATA_DIRS"] = random.chance(0.03) ? "" : dataDirList.joined(separator: ":")
 
         let configHome = random.chance(0.85) ? root + "/config-home" : home + "/.config"
         if configHome.hasPrefix(root + "/config-home") { layout.environment["XDG_CONFIG_HOME"] = configHome }
         let configDirs = Array([root + "/cfg1", root + "/cfg2"].prefix(Int.random(in: 0...2, using: &random)))
-        layout.environment["XDG_CONFIG_DIRS"] = configDirs.isEmpty ? root + "/no-config" : configDirs.joined(separator: ":")
+        layout.environment["XDG_CONFIG_DIRS"] = random.chance(0.03) ? "" : configDirs.isEmpty ? root + "/no-config" : configDirs.joined(separator: ":")
         let desktop = random.pick(desktops)
         if !desktop.isEmpty || random.chance(0.5) { layout.environment["XDG_CURRENT_DESKTOP"] = desktop }
         let listDesktops = ["gnome", "kde", "ubuntu", "x-cinnamon", "xfce", "lxqt"]
@@ -196,6 +203,14 @@ enum XDGLayoutGenerator {
             }
         }
         if isHome && random.chance(0.12) { placed.append((ownExport, ownExport)) }
+        if random.chance(0.06) {
+            // A linked subfolder (links are followed): its entry's ID is linked-shared.desktop.
+            let shared = layout.root + "/shared-\(layout.links.count)"
+            layout.links.append((folder + "/linked", shared))
+            let (text, marks) = entry(id: "linked-shared.desktop", schemes: layout.schemes, root: layout.root, random: &random)
+            layout.files.append((shared + "/shared.desktop", text))
+            layout.marks[folder + "/linked/shared.desktop"] = marks
+        }
         for (relative, id) in placed {
             let (text, marks) = entry(id: id, schemes: layout.schemes, root: layout.root, random: &random)
             layout.files.append((folder + "/" + relative, text))

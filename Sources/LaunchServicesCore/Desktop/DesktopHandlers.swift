@@ -37,11 +37,13 @@ public struct DesktopHandlers: Sendable {
         var owner: [String: Int] = [:]
         var declaring: [[String: [String]]] = []
         for (index, folder) in layout.folders.enumerated() {
-            var types: [String: [String]] = [:]
-            for (id, file) in folder.entries {
-                if owner[id] == nil { owner[id] = index }
+            var types: [String: Set<String>] = [:]
+            for (id, file) in folder.entries where owner[id] == nil { owner[id] = index }
+            // As update-desktop-database lists them: every file's types under its ID, also
+            // those of a file whose ID another file of the folder took.
+            for file in Array(folder.entries.values) + folder.sameIDFiles {
                 guard case .success(let entry) = file.content else { continue }
-                for type in entry.declaredTypes { types[type, default: []].append(id) }
+                for type in entry.declaredTypes { types[type, default: []].insert(file.id) }
             }
             declaring.append(types.mapValues { $0.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } })
         }
@@ -170,8 +172,12 @@ public struct DesktopHandlers: Sendable {
         }
         if fromEntries, folder.kind == .data, let ids = declaring[index][type] {
             let named = ids.compactMap { id -> Named? in
-                guard let file = folder.entries[id], case .success(let entry) = file.content else { return nil }
-                return Named(id: id, source: source(.mimeType, file.path, entry.line(of: "MimeType") ?? 0))
+                let files = [folder.entries[id]].compactMap { $0 } + folder.sameIDFiles.filter { $0.id == id }
+                for file in files {
+                    guard case .success(let entry) = file.content, entry.declares(type) else { continue }
+                    return Named(id: id, source: source(.mimeType, file.path, entry.line(of: "MimeType") ?? 0))
+                }
+                return nil
             }
             Self.expand(&tweaks.additions, with: named, blocklist: tweaks.removals, filterFirst: filterFirst, dropped: &dropped)
         }

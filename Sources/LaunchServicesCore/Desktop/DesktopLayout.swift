@@ -23,12 +23,18 @@ public struct DesktopLayout: Sendable, Equatable {
         /// The desktop entries by ID (every `*.desktop` found, readable or not: an ID hides
         /// the same ID in later folders whatever its file holds).
         public var entries: [String: EntryFile]
+        /// Files whose ID another file of this folder took (`kde-a.desktop` and
+        /// `kde/a.desktop`): not entries, but update-desktop-database still lists their types
+        /// under the ID in the folder's cache.
+        public var sameIDFiles: [EntryFile]
 
-        public init(kind: Kind, path: String, lists: [AssociationList] = [], entries: [String: EntryFile] = [:]) {
+        public init(kind: Kind, path: String, lists: [AssociationList] = [], entries: [String: EntryFile] = [:],
+                    sameIDFiles: [EntryFile] = []) {
             self.kind = kind
             self.path = path
             self.lists = lists
             self.entries = entries
+            self.sameIDFiles = sameIDFiles
         }
 
         /// The association files GLib reads in this folder, in its order: each desktop's

@@ -61,6 +61,9 @@ public struct DesktopLayoutReader: Sendable {
                     }
                 }
                 for collision in collisions {
+                    let path = XDGBaseDirectories.join(folder.path, collision.relativePath)
+                    folder.sameIDFiles.append(DesktopLayout.EntryFile(id: collision.id, path: path,
+                                                                      content: content[collision.relativePath] ?? .failure(.unreadable("not read"))))
                     notes.append("\(folder.path): \(collision.relativePath) and \(collision.by) have the same ID \(collision.id); \(collision.by) is used, as GLib does (the last the folder listing returns)")
                 }
             }
