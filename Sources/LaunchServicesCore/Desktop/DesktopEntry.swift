@@ -90,18 +90,15 @@ public struct DesktopEntry: Sendable, Equatable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The items update-desktop-database (0.26) puts in the cache: a `/`, a non-empty subtype
-    /// of characters MIME allows (no controls, space, `()<>@,;:\"/[]?=`), and for an `x-`
-    /// media type the same characters. (Its list of registered media types matters only for
-    /// types other than `x-scheme-handler/…`, which are not looked up here.)
+    /// The items update-desktop-database (0.26) puts in the cache: a media type and a
+    /// non-empty subtype of characters MIME allows (no controls, space, `()<>@,;:\"/[]?=`).
+    /// (Its list of registered media types matters only for types other than
+    /// `x-scheme-handler/…`, which are not looked up here.)
     static func isCacheableType(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard let slash = bytes.firstIndex(of: UInt8(ascii: "/")), slash + 1 < bytes.count else { return false }
-        let media = bytes[..<slash]
-        guard bytes[(slash + 1)...].allSatisfy(isMIMECharacter) else { return false }
-        let isExtension = media.count >= 2 && KeyFileParser.lowercased(media[media.startIndex]) == UInt8(ascii: "x")
-            && media[media.startIndex + 1] == UInt8(ascii: "-")
-        return !isExtension || media.dropFirst(2).allSatisfy(isMIMECharacter)
+        return slash > 0 && bytes.allSatisfy { $0 == UInt8(ascii: "/") || isMIMECharacter($0) }
+            && bytes[(slash + 1)...].allSatisfy(isMIMECharacter)
     }
 
     static func isMIMECharacter(_ byte: UInt8) -> Bool {
