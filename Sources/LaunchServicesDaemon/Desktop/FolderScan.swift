@@ -50,7 +50,7 @@ struct FolderScan {
         let identity = (device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         guard !path.contains(where: { $0 == identity }) else {
             close(fd)
-            notes.append("\(XDGBaseDirectories.join(root, relative)) is a link back to a folder above it: not read again")
+            notes.append("\(folderPath(relative)) is a link back to a folder above it: not read again")
             return
         }
         guard let directory = fdopendir(fd) else {
@@ -66,14 +66,14 @@ struct FolderScan {
         while !stopped {
             errno = 0
             guard let entry = readdir(directory) else {
-                if errno != 0 { notes.append("\(XDGBaseDirectories.join(root, relative)) could only be read in part: \(ReadFailure.text(errno))") }
+                if errno != 0 { notes.append("\(folderPath(relative)) could only be read in part: \(ReadFailure.text(errno))") }
                 return
             }
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(validatingCString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
             }
             guard let name else {
-                notes.append("\(XDGBaseDirectories.join(root, relative)): a file name that is not UTF-8 was skipped")
+                notes.append("\(folderPath(relative)): a file name that is not UTF-8 was skipped")
                 continue
             }
             if name == "." || name == ".." { continue }
@@ -114,6 +114,11 @@ struct FolderScan {
         case .success(let content): files.append(Found(relativePath: relative, content: content))
         case .failure(let failure): files.append(Found(relativePath: relative, content: .failure(.unreadable(failure.description))))
         }
+    }
+
+    /// The folder at `relative` (which ends in `/`, or is empty for the root).
+    private func folderPath(_ relative: String) -> String {
+        relative.isEmpty ? root : XDGBaseDirectories.join(root, String(relative.dropLast()))
     }
 
     /// Whether `name` is a folder, links followed (as GLib's test is).
