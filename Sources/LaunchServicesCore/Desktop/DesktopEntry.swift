@@ -34,11 +34,14 @@ public struct DesktopEntry: Sendable, Equatable {
         self = parsed!
     }
 
+    /// What the key-file reader keeps of an entry, prepared once.
+    static let plan = KeyFileParser.Plan(.groups([group: .named(keys)]))
+
     /// Reads the bytes of a buffer the caller owns.
     public init(parsing bytes: UnsafeBufferPointer<UInt8>, maxLineBytes: Int = 65_536) throws(DesktopEntryError) {
         let file: KeyFile
         do {
-            file = try KeyFile(parsing: bytes, keeping: .groups([Self.group: .named(Self.keys)]), maxLineBytes: maxLineBytes)
+            file = try KeyFile(parsing: bytes, plan: Self.plan, maxLineBytes: maxLineBytes)
         } catch {
             throw .malformed(error)
         }
@@ -78,10 +81,29 @@ public struct DesktopEntry: Sendable, Equatable {
     }
 
     /// The MIME types `declares` would accept, for indexing every type at once.
-    public var declaredTypes: [String] {
-        guard !hidden, let items = mimeTypes else { return [] }
+    public var declaredTypes: [String] { declaredTypes(withPrefix: "") }
+
+    /// The declared types that begin with `prefix` (a system's entries declare hundreds of
+    /// file types; only `x-scheme-handler/` ones choose URL handlers).
+    public func declaredTypes(withPrefix prefix: String) -> [String] {
+        guard !hidden, let value = values["MimeType"] else { return [] }
+        // The common case, no escapes: split the bytes, make strings of matching items only.
+        if !value.bytes.contains(UInt8(ascii: "\\")) {
+            var found: [String] = []
+            for item in value.bytes.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: true)
+            where item.count > prefix.utf8.count && item.starts(with: prefix.utf8) {
+                var end = item.endIndex
+                while end > item.startIndex && KeyFileParser.isSpace(item[end - 1]) { end -= 1 }
+                let type = String(decoding: item[..<end], as: UTF8.self)
+                if Self.isCacheableType(type) && !found.contains(type) { found.append(type) }
+            }
+            // A value that is not UTF-8 is no list at all (checked only when it matters).
+            return found.isEmpty || KeyFile.Value.isUTF8(value.bytes) ? found : []
+        }
+        guard let items = value.stringList else { return [] }
         var seen = Set<String>()
-        return items.map(Self.trimmingTrailingBlanks).filter { Self.isCacheableType($0) && seen.insert($0).inserted }
+        return items.filter { $0.hasPrefix(prefix) }.map(Self.trimmingTrailingBlanks)
+            .filter { Self.isCacheableType($0) && seen.insert($0).inserted }
     }
 
     static func trimmingTrailingBlanks(_ text: String) -> String {
@@ -95,14 +117,21 @@ public struct DesktopEntry: Sendable, Equatable {
     /// (Its list of registered media types matters only for types other than
     /// `x-scheme-handler/…`, which are not looked up here.)
     static func isCacheableType(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard let slash = bytes.firstIndex(of: UInt8(ascii: "/")), slash + 1 < bytes.count else { return false }
-        return slash > 0 && bytes.allSatisfy { $0 == UInt8(ascii: "/") || isMIMECharacter($0) }
-            && bytes[(slash + 1)...].allSatisfy(isMIMECharacter)
+        let bytes = text.utf8
+        guard let slash = bytes.firstIndex(of: UInt8(ascii: "/")), slash != bytes.startIndex else { return false }
+        let subtype = bytes[bytes.index(after: slash)...]
+        return !subtype.isEmpty && bytes[..<slash].allSatisfy(isMIMECharacter) && subtype.allSatisfy(isMIMECharacter)
     }
 
     static func isMIMECharacter(_ byte: UInt8) -> Bool {
-        byte > 32 && byte != 127 && !"()<>@,;:\\\"/[]?=".utf8.contains(byte)
+        switch byte {
+        case 0...32, 127, UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "@"),
+             UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: ":"), UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "/"),
+             UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "?"), UInt8(ascii: "="):
+            return false
+        default:
+            return true
+        }
     }
 }
 

@@ -8,7 +8,8 @@ public enum DesktopFileID {
 
     /// The ID of the file at `relativePath` (below `applications/`, `/`-separated).
     public static func id(forRelativePath relativePath: String) -> String {
-        String(relativePath.map { $0 == "/" ? "-" : $0 })
+        guard relativePath.utf8.contains(UInt8(ascii: "/")) else { return relativePath }
+        return String(decoding: relativePath.utf8.map { $0 == UInt8(ascii: "/") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
     }
 
     /// Whether a file name is a desktop entry's: it ends in `.desktop` (GLib takes any such

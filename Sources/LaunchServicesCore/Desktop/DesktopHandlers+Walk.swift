@@ -34,11 +34,12 @@ extension DesktopHandlers {
     }
 
     func walk(_ type: String, order: [Named], associated: Set<String>, dropped: [(Named, by: DesktopSource)],
-              shadowed: [(Named, owner: Int)], rules: DesktopRules, notes: [String]) -> DesktopChoice {
+              shadowed: [(Named, owner: Int)], rules: DesktopRules, notes: [String], complete: Bool) -> DesktopChoice {
         var candidates: [DesktopCandidate] = []
         var chosen: String?
         var differences: [SpecDifference] = []
         for named in order {
+            if chosen != nil && !complete { break }
             let trial = trial(named.id, rules: rules)
             let verdict: DesktopCandidate.Verdict
             if let defect = trial.defect {
@@ -53,6 +54,7 @@ extension DesktopHandlers {
             candidates.append(DesktopCandidate(id: named.id, source: named.source, entry: trial.file, shownFile: trial.file.map { layout.shown($0.path) },
                                                skipped: trial.skipped, verdict: verdict))
         }
+        guard complete else { return DesktopChoice(mimeType: type, candidates: candidates, notes: notes, specDifferences: differences) }
         var listed = Set(order.map(\.id))
         for (named, source) in dropped where listed.insert(named.id).inserted {
             candidates.append(DesktopCandidate(id: named.id, source: named.source, verdict: .lost(.removed(by: source))))

@@ -26,45 +26,60 @@
 public struct DesktopHandlers: Sendable {
     public let layout: DesktopLayout
     public let rules: DesktopRules
+    /// The types indexed (`x-scheme-handler/` by default); others are looked up entry by entry.
+    public let typePrefix: String
     /// For each ID, the first folder that has a file with it: it owns the ID.
     let owner: [String: Int]
-    /// For each folder, the IDs of its entries declaring each type, in ID (byte) order.
-    let declaring: [[String: [String]]]
+    /// For each folder, its entries declaring each type, in ID (byte) order, with the file and
+    /// line of the `MimeType` that declares it.
+    let declaring: [[String: [Declaration]]]
 
-    public init(layout: DesktopLayout, rules: DesktopRules = .launchServices) {
+    /// An entry's declaration of a type.
+    struct Declaration {
+        var id: String
+        var file: String
+        var line: Int
+    }
+
+    public init(layout: DesktopLayout, rules: DesktopRules = .launchServices, typePrefix: String = "x-scheme-handler/") {
         self.layout = layout
         self.rules = rules
+        self.typePrefix = typePrefix
         var owner: [String: Int] = [:]
-        var declaring: [[String: [String]]] = []
+        var declaring: [[String: [Declaration]]] = []
         for (index, folder) in layout.folders.enumerated() {
-            var types: [String: Set<String>] = [:]
-            for (id, file) in folder.entries where owner[id] == nil { owner[id] = index }
-            // As update-desktop-database lists them: every file's types under its ID, also
-            // those of a file whose ID another file of the folder took.
-            for file in Array(folder.entries.values) + folder.sameIDFiles {
-                guard case .success(let entry) = file.content else { continue }
-                for type in entry.declaredTypes { types[type, default: []].insert(file.id) }
-            }
-            declaring.append(types.mapValues { $0.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } })
+            for id in folder.entries.keys where owner[id] == nil { owner[id] = index }
+            declaring.append(Self.declarations(in: folder, prefix: typePrefix, exactly: nil))
         }
         self.owner = owner
         self.declaring = declaring
     }
 
-    /// The choice for `x-scheme-handler/SCHEME` (the scheme lowercased, as GLib does for a URL).
+    /// `x-scheme-handler/SCHEME`, the scheme ASCII-lowercased as GLib does for a URL.
+    public static func mimeType(forScheme scheme: String) -> String {
+        "x-scheme-handler/" + String(decoding: scheme.utf8.map(KeyFileParser.lowercased), as: UTF8.self)
+    }
+
+    /// The chosen entry for a scheme, and nothing more: the candidates after it are not
+    /// looked at (for every scheme at once; `choice` explains one).
+    public func chosen(forScheme scheme: String) -> DesktopCandidate? {
+        decide(Self.mimeType(forScheme: scheme), rules: rules, complete: false).chosen
+    }
+
+    /// The choice for `x-scheme-handler/SCHEME`, every candidate explained.
     public func choice(forScheme scheme: String, comparingWithGLib: Bool = false) -> DesktopChoice {
-        choice(for: "x-scheme-handler/" + String(scheme.lowercased()), comparingWithGLib: comparingWithGLib)
+        choice(for: Self.mimeType(forScheme: scheme), comparingWithGLib: comparingWithGLib)
     }
 
     /// The choice for `type`; with `comparingWithGLib`, also what GLib 2.74 would choose when
     /// it differs, and which deviations make the difference.
     public func choice(for type: String, comparingWithGLib: Bool = false) -> DesktopChoice {
-        var choice = decide(type, rules: rules)
+        var choice = decide(type, rules: rules, complete: true)
         guard comparingWithGLib, !rules.deviations.isEmpty else { return choice }
-        let glib = decide(type, rules: .glib).chosenID
+        let glib = decide(type, rules: .glib, complete: false).chosenID
         guard glib != choice.chosenID else { return choice }
         var responsible = DesktopDeviation.allCases.filter {
-            rules.contains($0) && decide(type, rules: DesktopRules([$0])).chosenID != glib
+            rules.contains($0) && decide(type, rules: DesktopRules([$0]), complete: false).chosenID != glib
         }
         if responsible.isEmpty { responsible = DesktopDeviation.allCases.filter(rules.contains) }
         choice.glibDifference = GLibDifference(glibChoice: glib, deviations: responsible)
@@ -97,38 +112,42 @@ public struct DesktopHandlers: Sendable {
         var removals: [Named]?
     }
 
-    func decide(_ type: String, rules: DesktopRules) -> DesktopChoice {
+    /// The choice under `rules`; `complete` tries every candidate (for the explanation),
+    /// otherwise the walk stops at the chosen one.
+    func decide(_ type: String, rules: DesktopRules, complete: Bool) -> DesktopChoice {
         var notes: [String] = []
         var dropped: [(Named, by: DesktopSource)] = []
         let tweaks = layout.folders.indices.map { collect(type, folder: $0, rules: rules, notes: &notes, dropped: &dropped) }
 
         var defaults: [Named] = []
-        for named in tweaks.flatMap({ $0.defaults ?? [] }) where !defaults.contains(where: { $0.id == named.id }) {
+        var defaultIDs = Set<String>()
+        for named in tweaks.flatMap({ $0.defaults ?? [] }) where defaultIDs.insert(named.id).inserted {
             defaults.append(named)
         }
         var associations: [Named] = []
-        var blocklist: [Named] = []
+        var associated = Set<String>()
+        var blocklist: [String: DesktopSource] = [:]
         var shadowed: [(Named, owner: Int)] = []
         for (index, folder) in tweaks.enumerated() {
             for named in folder.additions ?? [] {
                 if let owner = owner[named.id], owner < index {
                     shadowed.append((named, owner))
-                } else if let blocker = blocklist.first(where: { $0.id == named.id }) {
-                    dropped.append((named, blocker.source))
-                } else if !associations.contains(where: { $0.id == named.id }) {
+                } else if let blocker = blocklist[named.id] {
+                    dropped.append((named, blocker))
+                } else if associated.insert(named.id).inserted {
                     associations.append(named)
                 }
             }
             for named in folder.removals ?? [] {
                 let owned = owner[named.id].map { $0 < index } ?? false
-                if !owned && !blocklist.contains(where: { $0.id == named.id }) && !associations.contains(where: { $0.id == named.id }) {
-                    blocklist.append(named)
+                if !owned && blocklist[named.id] == nil && !associated.contains(named.id) {
+                    blocklist[named.id] = named.source
                 }
             }
         }
-        let order = defaults + associations.filter { named in !defaults.contains { $0.id == named.id } }
-        return walk(type, order: order, associated: Set(associations.map(\.id)), dropped: dropped, shadowed: shadowed,
-                    rules: rules, notes: notes)
+        let order = defaults + associations.filter { !defaultIDs.contains($0.id) }
+        return walk(type, order: order, associated: associated, dropped: dropped, shadowed: shadowed,
+                    rules: rules, notes: notes, complete: complete)
     }
 
     /// Reads one folder's association files for `type`, in GLib's order.
@@ -170,15 +189,8 @@ public struct DesktopHandlers: Sendable {
                 Self.expand(&tweaks.defaults, with: named, blocklist: nil, filterFirst: false, dropped: &dropped)
             }
         }
-        if fromEntries, folder.kind == .data, let ids = declaring[index][type] {
-            let named = ids.compactMap { id -> Named? in
-                let files = [folder.entries[id]].compactMap { $0 } + folder.sameIDFiles.filter { $0.id == id }
-                for file in files {
-                    guard case .success(let entry) = file.content, entry.declares(type) else { continue }
-                    return Named(id: id, source: source(.mimeType, file.path, entry.line(of: "MimeType") ?? 0))
-                }
-                return nil
-            }
+        if fromEntries, folder.kind == .data, let declarations = declaring(type, in: index) {
+            let named = declarations.map { Named(id: $0.id, source: source(.mimeType, $0.file, $0.line)) }
             Self.expand(&tweaks.additions, with: named, blocklist: tweaks.removals, filterFirst: filterFirst, dropped: &dropped)
         }
         return tweaks
@@ -194,14 +206,42 @@ public struct DesktopHandlers: Sendable {
             return
         }
         var current = list ?? []
+        var present = Set(current.map(\.id))
+        var blocked: [String: DesktopSource] = [:]
+        for named in blocklist ?? [] where blocked[named.id] == nil { blocked[named.id] = named.source }
         for item in items {
-            if let blocker = blocklist?.first(where: { $0.id == item.id }) {
-                dropped.append((item, blocker.source))
-            } else if !current.contains(where: { $0.id == item.id }) {
+            if let blocker = blocked[item.id] {
+                dropped.append((item, blocker))
+            } else if present.insert(item.id).inserted {
                 current.append(item)
             }
         }
         list = current
+    }
+
+    /// Folder `index`'s entries declaring `type`, in ID (byte) order: from the index, or for a
+    /// type outside `typePrefix`, entry by entry.
+    func declaring(_ type: String, in index: Int) -> [Declaration]? {
+        if type.hasPrefix(typePrefix) { return declaring[index][type] }
+        return Self.declarations(in: layout.folders[index], prefix: type, exactly: type)[type]
+    }
+
+    /// What update-desktop-database would list in `folder`'s cache, for types beginning with
+    /// `prefix` (or only `exactly` one): each type's IDs, one per ID, by byte order — also the
+    /// types of a file whose ID another file of the folder took.
+    static func declarations(in folder: DesktopLayout.Folder, prefix: String, exactly: String?) -> [String: [Declaration]] {
+        var types: [String: [String: Declaration]] = [:]
+        for file in folder.sameIDFiles + Array(folder.entries.values) {
+            guard case .success(let entry) = file.content else { continue }
+            for type in entry.declaredTypes(withPrefix: prefix) where exactly == nil || type == exactly {
+                let declaration = Declaration(id: file.id, file: file.path, line: entry.line(of: "MimeType") ?? 0)
+                // The entry's own declaration is the one shown, when it has one.
+                types[type, default: [:]][file.id] = declaration
+            }
+        }
+        return types.mapValues { byID in
+            byID.values.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+        }
     }
 
     func source(_ kind: DesktopSource.Kind, _ file: String, _ line: Int) -> DesktopSource {

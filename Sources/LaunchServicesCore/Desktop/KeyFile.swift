@@ -52,6 +52,15 @@ public struct KeyFile: Sendable, Equatable {
         case named(Set<String>)
         /// Keys that begin with this text, e.g. `x-scheme-handler/`.
         case prefix(String)
+
+        /// The names' bytes by length (the index), so that most keys are refused by their
+        /// length alone.
+        var namedByLength: [[[UInt8]]] {
+            guard case .named(let names) = self else { return [] }
+            var byLength = [[[UInt8]]](repeating: [], count: (names.map(\.utf8.count).max() ?? 0) + 1)
+            for name in names { byLength[name.utf8.count].append(Array(name.utf8)) }
+            return byLength
+        }
     }
 
     /// The groups kept, by name.
@@ -81,9 +90,18 @@ public struct KeyFile: Sendable, Equatable {
         self = parsed!
     }
 
+    /// Reads with a plan made once for many files (a desktop entry's selection).
+    init(parsing bytes: UnsafeBufferPointer<UInt8>, plan: KeyFileParser.Plan, maxLineBytes: Int) throws(KeyFileError) {
+        var parser = KeyFileParser(plan: plan, maxLineBytes: maxLineBytes)
+        try parser.parse(bytes)
+        groups = parser.groups
+        startGroup = parser.groupNames.first
+        groupNames = parser.groupNames
+    }
+
     /// Reads the bytes of a buffer the caller owns (the daemon reads files into one buffer).
     public init(parsing bytes: UnsafeBufferPointer<UInt8>, keeping selection: Selection = .all, maxLineBytes: Int = 65_536) throws(KeyFileError) {
-        var parser = KeyFileParser(selection: selection, maxLineBytes: maxLineBytes)
+        var parser = KeyFileParser(plan: KeyFileParser.Plan(selection), maxLineBytes: maxLineBytes)
         try parser.parse(bytes)
         groups = parser.groups
         startGroup = parser.groupNames.first
@@ -145,37 +163,60 @@ public struct KeyFileError: Error, Sendable, Equatable, CustomStringConvertible 
 }
 
 /// The line-by-line reader behind `KeyFile`; works on raw bytes so that a desktop entry's
-/// hundreds of translated lines are checked without making a string of each.
+/// hundreds of translated lines are checked without making a string of each (thousands of
+/// entries are read at a daemon start).
 struct KeyFileParser {
-    let selection: KeyFile.Selection
+    /// A selection prepared once: what each kept group keeps, named keys by length.
+    struct Plan: Sendable {
+        var selection: KeyFile.Selection
+        var namedByLength: [String: [[[UInt8]]]]
+
+        init(_ selection: KeyFile.Selection) {
+            self.selection = selection
+            namedByLength = [:]
+            if case .groups(let wanted) = selection {
+                for (group, keys) in wanted { namedByLength[group] = keys.namedByLength }
+            }
+        }
+    }
+
+    let plan: Plan
     let maxLineBytes: Int
     var groups: [String: KeyFile.Group] = [:]
     var groupNames: [String] = []
-    /// The group lines now belong to (nil before the first), and whether it is kept.
+    /// The group lines now belong to (nil before the first).
     var current: String?
+    /// What is kept of the current group (nil: nothing), and its values so far.
     var currentKeys: KeyFile.KeySelection?
+    var currentValues: [String: KeyFile.Value] = [:]
     var inStartGroup = false
+    /// The current group's named keys by length (`.named` selections).
+    var namedByLength: [[[UInt8]]] = []
+    /// Where the file's first NUL byte is, if it has one.
+    var nulOffset = Int.max
 
-    init(selection: KeyFile.Selection, maxLineBytes: Int) {
-        self.selection = selection
+    init(plan: Plan, maxLineBytes: Int) {
+        self.plan = plan
         self.maxLineBytes = maxLineBytes
     }
 
     mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(KeyFileError) {
+        nulOffset = bytes.firstIndex(of: 0) ?? Int.max
         var start = 0
         var number = 0
         while start < bytes.count {
             number += 1
             var end = start
             while end < bytes.count && bytes[end] != 0x0A { end += 1 }
-            let terminated = end < bytes.count
             var lineEnd = end
             // GLib drops a `\r` only before a `\n`, not at the end of an unterminated last line.
-            if terminated && lineEnd > start && bytes[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+            if end < bytes.count && lineEnd > start && bytes[lineEnd - 1] == 0x0D { lineEnd -= 1 }
             if lineEnd - start > maxLineBytes { throw KeyFileError(line: number, kind: .lineTooLong(limit: maxLineBytes)) }
+            if nulOffset >= start && nulOffset < end { throw KeyFileError(line: number, kind: .nulByte) }
             try parseLine(UnsafeBufferPointer(rebasing: bytes[start..<lineEnd]), number: number)
             start = end + 1
         }
+        closeGroup()
     }
 
     static func isSpace(_ byte: UInt8) -> Bool {
@@ -183,7 +224,6 @@ struct KeyFileParser {
     }
 
     mutating func parseLine(_ line: UnsafeBufferPointer<UInt8>, number: Int) throws(KeyFileError) {
-        if line.contains(0) { throw KeyFileError(line: number, kind: .nulByte) }
         var first = 0
         while first < line.count && Self.isSpace(line[first]) { first += 1 }
         if first == line.count || line[first] == UInt8(ascii: "#") { return }
@@ -206,24 +246,33 @@ struct KeyFileParser {
         return close
     }
 
+    /// Stores the current group's values (kept in a local table while its lines are read).
+    mutating func closeGroup() {
+        guard let name = current, currentKeys != nil else { return }
+        groups[name]?.values = currentValues
+    }
+
     mutating func openGroup(_ nameBytes: UnsafeBufferPointer<UInt8>, number: Int) throws(KeyFileError) {
-        let name = String(decoding: nameBytes, as: UTF8.self)
         let valid = !nameBytes.isEmpty && !nameBytes.contains { $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]") || $0 < 0x20 || $0 == 0x7F }
-        guard valid else { throw KeyFileError(line: number, kind: .invalidGroupName(name)) }
+        guard valid else { throw KeyFileError(line: number, kind: .invalidGroupName(String(decoding: nameBytes, as: UTF8.self))) }
+        closeGroup()
+        let name = String(decoding: nameBytes, as: UTF8.self)
         inStartGroup = groupNames.isEmpty || groupNames[0] == name
         current = name
         if !groupNames.contains(name) { groupNames.append(name) }
-        switch selection {
+        switch plan.selection {
         case .all: currentKeys = .all
         case .groups(let wanted): currentKeys = wanted[name]
         }
+        namedByLength = plan.namedByLength[name] ?? []
         if currentKeys != nil && groups[name] == nil {
             groups[name] = KeyFile.Group(name: name, line: number, values: [:])
         }
+        currentValues = currentKeys == nil ? [:] : groups[name]?.values ?? [:]
     }
 
     mutating func addPair(_ text: UnsafeBufferPointer<UInt8>, equals: Int, number: Int) throws(KeyFileError) {
-        guard let group = current else { throw KeyFileError(line: number, kind: .keyBeforeFirstGroup) }
+        guard current != nil else { throw KeyFileError(line: number, kind: .keyBeforeFirstGroup) }
         var keyEnd = equals
         while keyEnd > 0 && Self.isSpace(text[keyEnd - 1]) { keyEnd -= 1 }
         let key = UnsafeBufferPointer(rebasing: text[0..<keyEnd])
@@ -237,14 +286,14 @@ struct KeyFileParser {
             let isUTF8 = value.count == 5 && zip(value, "utf-8".utf8).allSatisfy { Self.lowercased($0) == $1 }
             if !isUTF8 { throw KeyFileError(line: number, kind: .unsupportedEncoding(String(decoding: value, as: UTF8.self))) }
         }
-        guard let keys = currentKeys, Self.keeps(keys, key) else { return }
-        groups[group]?.values[String(decoding: key, as: UTF8.self)] = KeyFile.Value(bytes: Array(value), line: number)
+        guard let keys = currentKeys, keeps(keys, key) else { return }
+        currentValues[String(decoding: key, as: UTF8.self)] = KeyFile.Value(bytes: Array(value), line: number)
     }
 
-    static func keeps(_ selection: KeyFile.KeySelection, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+    func keeps(_ selection: KeyFile.KeySelection, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
         switch selection {
         case .all: return true
-        case .named(let names): return names.contains { equals(key, $0) }
+        case .named: return key.count < namedByLength.count && namedByLength[key.count].contains { $0.elementsEqual(key) }
         case .prefix(let prefix): return key.count >= prefix.utf8.count && zip(key, prefix.utf8).allSatisfy { $0 == $1 }
         }
     }
@@ -267,31 +316,31 @@ struct KeyFileParser {
         guard index < key.count else { return true }
         guard key[index] == UInt8(ascii: "[") else { return false }
         index += 1
-        var decoder = UTF8()
-        var iterator = key[index...].makeIterator()
-        var consumed = index
-        while true {
-            let before = consumed
-            guard case .scalarValue(let scalar) = decoder.decode(&iterator) else { break }
-            consumed += String(scalar).utf8.count
-            if isLocaleCharacter(scalar) { continue }
-            consumed = before
-            break
+        while index < key.count {
+            let byte = key[index]
+            if byte < 0x80 {
+                // ASCII, the usual locale: letters, digits, - _ . @
+                let isLocale = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "@")
+                guard isLocale else { break }
+                index += 1
+                continue
+            }
+            var decoder = UTF8()
+            var iterator = key[index...].makeIterator()
+            guard case .scalarValue(let scalar) = decoder.decode(&iterator), isLocaleCharacter(scalar) else { break }
+            index += UTF8.width(scalar)
         }
-        return consumed < key.count && key[consumed] == UInt8(ascii: "]") && consumed + 1 == key.count
+        return index < key.count && key[index] == UInt8(ascii: "]") && index + 1 == key.count
     }
 
     static func isLocaleCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar {
-        case "-", "_", ".", "@": return true
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+             .decimalNumber, .letterNumber, .otherNumber:
+            return true
         default:
-            switch scalar.properties.generalCategory {
-            case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-                 .decimalNumber, .letterNumber, .otherNumber:
-                return true
-            default:
-                return false
-            }
+            return false
         }
     }
 }

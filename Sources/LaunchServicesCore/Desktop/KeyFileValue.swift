@@ -15,7 +15,7 @@ extension KeyFile.Value {
     /// item, an empty one elsewhere is. Nil when the value is not UTF-8, holds an escape GLib
     /// does not know, or ends with a backslash: GLib then returns no list.
     public var stringList: [String]? {
-        guard String(validating: bytes, as: UTF8.self) != nil else { return nil }
+        guard Self.isUTF8(bytes) else { return nil }
         return Self.unescape(bytes, separator: UInt8(ascii: ";"))?.map { String(decoding: $0, as: UTF8.self) }
     }
 
@@ -28,6 +28,22 @@ extension KeyFile.Value {
         case "true", "1": return true
         case "false", "0": return false
         default: return nil
+        }
+    }
+
+    /// Whether `bytes` are valid UTF-8, as `g_utf8_validate` checks (no overlong forms, no
+    /// surrogates, nothing past U+10FFFF), without making a string of them.
+    static func isUTF8(_ bytes: [UInt8]) -> Bool {
+        // Nearly every value is ASCII: no decoding needed.
+        if bytes.withUnsafeBufferPointer({ $0.allSatisfy { $0 < 0x80 } }) { return true }
+        var decoder = UTF8()
+        var iterator = bytes.makeIterator()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
         }
     }
 

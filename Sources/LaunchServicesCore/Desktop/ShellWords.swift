@@ -33,7 +33,10 @@ public enum ShellWords {
 
     /// The first word (the program), if the whole line splits.
     public static func program(of text: String) -> Result<String, Failure> {
-        split(text).map { $0[0] }
+        switch tokens(Array(text.utf8)) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let tokens): return .success(String(decoding: unquote(tokens[0]), as: UTF8.self))
+        }
     }
 
     /// `commentStart`: just after the `#`; GLib takes a `#` that ends the text for a quote
@@ -50,27 +53,27 @@ public enum ShellWords {
         for (index, byte) in bytes.enumerated() {
             switch state {
             case .backslash:
-                if byte != 0x0A { token = (token ?? []) + [UInt8(ascii: "\\"), byte] }
+                if byte != 0x0A { token.append(UInt8(ascii: "\\"), byte) }
                 state = .plain
             case .comment, .commentStart:
                 state = byte == 0x0A ? .plain : .comment
             case .quote(let quote):
                 if byte == quote && !(quote == UInt8(ascii: "\"") && escaping) { state = .plain }
-                token = (token ?? []) + [byte]
+                token.append(byte)
             case .plain:
                 switch byte {
                 case 0x0A, 0x20, 0x09:
                     if let finished = token, !finished.isEmpty || byte == 0x0A { tokens.append(finished) }
                     token = nil
                 case UInt8(ascii: "'"), UInt8(ascii: "\""):
-                    token = (token ?? []) + [byte]
+                    token.append(byte)
                     state = .quote(byte)
                 case UInt8(ascii: "\\"):
                     state = .backslash
                 case UInt8(ascii: "#") where index == 0 || bytes[index - 1] == 0x20 || bytes[index - 1] == 0x0A:
                     state = .commentStart
                 default:
-                    token = (token ?? []) + [byte]
+                    token.append(byte)
                 }
             }
             escaping = byte == UInt8(ascii: "\\") ? !escaping : false
@@ -121,5 +124,13 @@ public enum ShellWords {
             }
         }
         return out
+    }
+}
+
+extension [UInt8]? {
+    /// Appends to the word, starting it if there is none yet.
+    fileprivate mutating func append(_ bytes: UInt8...) {
+        if self == nil { self = [] }
+        self!.append(contentsOf: bytes)
     }
 }

@@ -42,20 +42,26 @@ struct BoundedFileReader: ~Copyable {
     }
 
     /// Reads `name` (relative to the folder `directory`, or a path when `directory` is
-    /// `AT_FDCWD`) and hands its bytes to `body`, valid only during the call.
-    mutating func read<T>(_ name: String, in directory: Int32 = AT_FDCWD, limit: Int,
+    /// `AT_FDCWD`) and hands its bytes to `body`, valid only during the call. `type` is what
+    /// the folder listing said (`DT_REG` spares the `fstat`; `DT_FIFO` and the like are
+    /// refused unopened).
+    mutating func read<T>(_ name: String, in directory: Int32 = AT_FDCWD, type: UInt8 = UInt8(DT_UNKNOWN), limit: Int,
                           _ body: (UnsafeBufferPointer<UInt8>) -> T) -> Result<T, Failure> {
+        let listed = Int32(type)
+        guard listed == Int32(DT_REG) || listed == Int32(DT_LNK) || listed == Int32(DT_UNKNOWN) else { return .failure(.notRegular) }
         let fd = openat(directory, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
             return .failure(code == ENOENT || code == ENOTDIR ? .absent : .system(code))
         }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return .failure(.system(errno)) }
-        guard info.st_mode & S_IFMT == S_IFREG else { return .failure(.notRegular) }
-        guard Int(info.st_size) <= limit else { return .failure(.tooLarge(limit: limit)) }
-        reserve(Int(info.st_size) + 1, keeping: 0)
+        if listed != Int32(DT_REG) {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { return .failure(.system(errno)) }
+            guard info.st_mode & S_IFMT == S_IFREG else { return .failure(.notRegular) }
+            guard Int(info.st_size) <= limit else { return .failure(.tooLarge(limit: limit)) }
+            reserve(Int(info.st_size) + 1, keeping: 0)
+        }
         // To the end (the file may have grown since fstat), but never more than limit + 1.
         var count = 0
         while count <= limit {
@@ -64,6 +70,8 @@ struct BoundedFileReader: ~Copyable {
             if got == 0 { break }
             if got < 0 {
                 if errno == EINTR { continue }
+                // A regular file as listed, now something else (replaced since the listing).
+                if errno == EISDIR || errno == EAGAIN { return .failure(.notRegular) }
                 return .failure(.system(errno))
             }
             count += got

@@ -50,21 +50,20 @@ public struct DesktopLayoutReader: Sendable {
                 budget = scan.budget
                 foldersRead += scan.subfolders
                 notes += scan.notes
-                let (byID, collisions) = DesktopFileID.index(scan.files.map(\.relativePath))
-                let content = Dictionary(scan.files.map { ($0.relativePath, $0.content) }, uniquingKeysWith: { $1 })
-                for (id, relativePath) in byID {
-                    let file = DesktopLayout.EntryFile(id: id, path: XDGBaseDirectories.join(folder.path, relativePath),
-                                                       content: content[relativePath] ?? .failure(.unreadable("not read")))
-                    folder.entries[id] = file
+                folder.entries.reserveCapacity(scan.files.count)
+                // In listing order: of two files with one ID the later is the entry, as in GLib.
+                for found in scan.files {
+                    let id = DesktopFileID.id(forRelativePath: found.relativePath)
+                    let file = DesktopLayout.EntryFile(id: id, path: XDGBaseDirectories.join(folder.path, found.relativePath), content: found.content)
+                    if let earlier = folder.entries.updateValue(file, forKey: id) {
+                        folder.sameIDFiles.append(earlier)
+                        notes.append("\(earlier.path) and \(file.path) have the same ID \(id); the second is used, as GLib does (the last the folder listing returns)")
+                    }
+                }
+                for file in Array(folder.entries.values) + folder.sameIDFiles {
                     if case .success(let entry) = file.content {
                         for program in DesktopEntryCheck.programsToFind(entry) { _ = programs.find(program) }
                     }
-                }
-                for collision in collisions {
-                    let path = XDGBaseDirectories.join(folder.path, collision.relativePath)
-                    folder.sameIDFiles.append(DesktopLayout.EntryFile(id: collision.id, path: path,
-                                                                      content: content[collision.relativePath] ?? .failure(.unreadable("not read"))))
-                    notes.append("\(folder.path): \(collision.relativePath) and \(collision.by) have the same ID \(collision.id); \(collision.by) is used, as GLib does (the last the folder listing returns)")
                 }
             }
             folders[index] = folder
@@ -73,9 +72,11 @@ public struct DesktopLayoutReader: Sendable {
             for list in folder.lists {
                 if case .failure(let error) = list.content { notes.append("\(list.path) ignored: \(error)") }
             }
-            for file in folder.entries.values.sorted(by: { $0.path < $1.path }) {
-                if case .failure(let error) = file.content { notes.append("\(file.path) is no desktop entry: \(error)") }
+            let failed = folder.entries.values.compactMap { file -> (String, DesktopEntryError)? in
+                if case .failure(let error) = file.content { return (file.path, error) }
+                return nil
             }
+            for (path, error) in failed.sorted(by: { $0.0 < $1.0 }) { notes.append("\(path) is no desktop entry: \(error)") }
         }
         if let logger {
             for note in notes { logger.notice("desktop entries: \(TerminalText.escapingControls(note))") }

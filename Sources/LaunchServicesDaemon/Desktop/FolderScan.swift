@@ -78,7 +78,7 @@ struct FolderScan {
             }
             if name == "." || name == ".." { continue }
             if DesktopFileID.isEntryName(name) {
-                read(name, in: folder, relative: relative + name, reader: &reader)
+                read(name, in: folder, type: entry.pointee.d_type, relative: relative + name, reader: &reader)
             } else if isFolder(name, in: folder, type: entry.pointee.d_type) {
                 guard depth < limits.maximumDepth else {
                     notes.append("\(XDGBaseDirectories.join(root, relative + name)) is more than \(limits.maximumDepth) folders deep: not read")
@@ -95,7 +95,7 @@ struct FolderScan {
         }
     }
 
-    private mutating func read(_ name: String, in folder: Int32, relative: String, reader: inout BoundedFileReader) {
+    private mutating func read(_ name: String, in folder: Int32, type: UInt8, relative: String, reader: inout BoundedFileReader) {
         guard budget > 0 else {
             stopped = true
             notes.append("more than \(limits.maximumEntries) desktop entries: \(XDGBaseDirectories.join(root, relative)) and the rest were not read")
@@ -103,7 +103,7 @@ struct FolderScan {
         }
         budget -= 1
         let maxLine = limits.maximumLineBytes
-        let read = reader.read(name, in: folder, limit: limits.maximumEntryBytes) { bytes -> Result<DesktopEntry, DesktopEntryError> in
+        let read = reader.read(name, in: folder, type: type, limit: limits.maximumEntryBytes) { bytes -> Result<DesktopEntry, DesktopEntryError> in
             do throws(DesktopEntryError) {
                 return .success(try DesktopEntry(parsing: bytes, maxLineBytes: maxLine))
             } catch {
