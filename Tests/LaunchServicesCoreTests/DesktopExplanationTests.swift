@@ -63,6 +63,9 @@ struct DesktopExplanationTests {
 
     @Test("the deviations and spec differences by name and reason")
     func names() {
+        #expect([LossReason.noSuchEntry, .removed(by: DesktopSource(kind: .removedAssociations, file: "/f", line: 1)), .outranked(by: "a"),
+                 .shadowed(by: "/f"), .defect(.hidden(line: 2)), .defect(.programNotFound(program: "p", key: "Exec", line: 1, searchPath: ""))].map(\.name)
+                    == ["noSuchEntry", "removed", "outranked", "shadowed", "hidden", "programNotFound"])
         #expect(DesktopDeviation.allCases.map(\.rawValue) == ["hiddenIsNoHandler", "ownExportNeverChosen", "mimeTypeFromEntries",
                                                               "nothingToRunIsNoHandler", "sameFolderRemovalApplies"])
         #expect(SpecDifference.defaultNotAssociated(id: "a.desktop").description

@@ -146,6 +146,17 @@ public enum LossReason: Sendable, Equatable, CustomStringConvertible {
     /// that file is the entry, and it is not associated.
     case shadowed(by: String)
 
+    /// A stable name for machine-readable output (`--json`).
+    public var name: String {
+        switch self {
+        case .noSuchEntry: return "noSuchEntry"
+        case .defect(let defect): return defect.name
+        case .removed: return "removed"
+        case .outranked: return "outranked"
+        case .shadowed: return "shadowed"
+        }
+    }
+
     public var description: String {
         switch self {
         case .noSuchEntry: return "no data folder has this desktop file"

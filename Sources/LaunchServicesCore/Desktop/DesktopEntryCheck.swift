@@ -21,6 +21,20 @@ public enum EntryDefect: Sendable, Equatable, CustomStringConvertible {
     case nothingToRun
     case ownExport
 
+    /// A stable name for machine-readable output (`--json`).
+    public var name: String {
+        switch self {
+        case .unreadable: return "unreadable"
+        case .firstGroupIsNot: return "firstGroupIsNotDesktopEntry"
+        case .notApplication: return "notApplication"
+        case .programNotFound: return "programNotFound"
+        case .execDoesNotSplit: return "execDoesNotSplit"
+        case .hidden: return "hidden"
+        case .nothingToRun: return "nothingToRun"
+        case .ownExport: return "ownExport"
+        }
+    }
+
     public var description: String {
         switch self {
         case .unreadable(let error):
