@@ -7,7 +7,8 @@
 /// character (a backslash-newline is nothing), and `#` after a space, a newline or at the
 /// very start begins a comment to the end of the line. Inside `'…'` everything is literal;
 /// inside `"…"` a backslash escapes only `"`, `\`, `` ` ``, `$` and a newline. An unclosed
-/// quote, a trailing backslash, or no word at all is an error.
+/// quote, a trailing backslash, a `#` that starts a comment as the last character (GLib
+/// takes it for an open quote), or no word at all is an error.
 public enum ShellWords {
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         case unclosedQuote(Character)
