@@ -20,6 +20,8 @@ enum FuzzTarget: String, CaseIterable {
     case annotation
     /// A desktop entry's Exec line: quoting, field codes, expansion.
     case exec
+    /// The desktop-entry readers: key files, desktop entries, mimeapps.list, values, Exec words.
+    case desktop
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -30,6 +32,32 @@ enum FuzzTarget: String, CaseIterable {
         case .json: _ = try? JSONDepth.check(bytes, limit: 64)
         case .annotation: Self.annotation(bytes)
         case .exec: Self.exec(String(decoding: bytes, as: UTF8.self))
+        case .desktop: Self.desktop(bytes)
+        }
+    }
+
+    /// Anything a data folder holds, read as a desktop entry, an association file and a key
+    /// file: a kept value's line is a line of the file; a value's list and string agree on
+    /// the text's characters; an Exec line's program is its first word.
+    static func desktop(_ bytes: [UInt8]) {
+        let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).count
+        if let file = try? KeyFile(parsing: bytes, maxLineBytes: 4096) {
+            for group in file.groups.values {
+                for (key, value) in group.values {
+                    guard value.line >= 1 && value.line <= lines else { fatalError("\(key) at line \(value.line) of \(lines)") }
+                    if value.stringList != nil, value.string == nil { fatalError("\(key): a list but no string") }
+                    _ = (value.boolean, value.stringList?.count)
+                }
+            }
+        }
+        if let entry = try? DesktopEntry(parsing: bytes) {
+            _ = (entry.type, entry.name, entry.workingDirectory, entry.hidden, entry.declaredTypes, DesktopEntryCheck.programsToFind(entry))
+            if let exec = entry.exec, case .success(let words) = ShellWords.split(exec) {
+                guard ShellWords.program(of: exec) == .success(words[0]) else { fatalError("program and first word differ for \(exec.debugDescription)") }
+            }
+        }
+        if let list = try? MimeAppsList(parsing: bytes) {
+            for type in list.types { _ = list.ids(in: MimeAppsList.defaultApplications, for: type) }
         }
     }
 

@@ -57,8 +57,9 @@ bench_packages() {
   fi
 }
 
-# Packages only the tests need (the real xdg-open, for the freedesktop export test).
-TEST_PACKAGES=(xdg-utils)
+# Packages only the tests need: the real xdg-open (the freedesktop export test), and GLib's
+# gio with update-desktop-database (the desktop-entry choice is tested against gio mime).
+TEST_PACKAGES=(xdg-utils libglib2.0-bin desktop-file-utils)
 
 # Release builds link the Swift runtime statically: `lsopen` starts in about half the time
 # (it is xdg-open's handler, so every URL opened from a desktop pays it), and installed
