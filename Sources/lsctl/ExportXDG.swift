@@ -19,7 +19,8 @@ struct ExportXDG: ParsableCommand {
         them it runs $BROWSER, so headless, set BROWSER to lsopen (export-xdg says so).
         """)
 
-    static let desktopFile = "swift-launch-services-lsopen.desktop"
+    /// One name, shared with the daemon, which never chooses this entry (`DesktopEntryCheck`).
+    static let desktopFile = DesktopEntryCheck.exportedEntryID
 
     @OptionGroup var options: CommonOptions
 
