@@ -119,13 +119,18 @@ struct DBusActivationTests {
         try bus.shutdown(client)
     }
 
-    @Test("a name that is no bus name is refused by name before anything is sent")
-    func invalidBusName() async throws {
-        let bus = try PrivateSessionBus(apps: [:])
+    @Test("a name that is no bus name, or a URL with a NUL byte, is refused by name and nothing is sent")
+    func refusedBeforeSending() async throws {
+        let bus = try PrivateSessionBus(apps: ["org.example.App": .answer])
         defer { bus.remove() }
         let (client, activator) = try await bus.makeActivator()
         let outcome = try bus.open(activator, busName: "org.example.2nd", urls: ["x-test:x"])
         #expect(outcome == .failed(.dbus(.invalidCall(reason: "'org.example.2nd' is not a D-Bus bus name: element 3 starts with a digit"))))
+        let cut = try bus.open(activator, busName: "org.example.App", urls: ["x-test:ok", "x-test:a\u{0}b"])
+        #expect(cut == .failed(.dbus(.invalidCall(reason: "argument 1: a string contains a NUL byte, which D-Bus strings cannot carry"))))
+        // Nothing reached the bus: the app was never started.
+        #expect(try bus.open(activator, busName: "org.example.App", urls: []) == .delivered)
+        #expect(bus.records(of: "org.example.App").map(\.method) == ["started", "Activate"])
         try bus.shutdown(client)
     }
 

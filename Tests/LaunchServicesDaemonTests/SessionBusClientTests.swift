@@ -86,6 +86,13 @@ struct SessionBusClientTests {
         try bus.start()
         #expect(try bus.open(activator, busName: "org.example.App", urls: ["x-test:back"]) == .delivered)
         #expect(try bus.waitForCalls("Open", of: "org.example.App").first?.uris == ["x-test:back"])
+
+        // Killed again with nothing in flight, and back: the idle connection is noticed as
+        // gone, and the next call connects to the new bus.
+        bus.kill()
+        try bus.start()
+        #expect(try bus.open(activator, busName: "org.example.App", urls: ["x-test:again"]) == .delivered)
+        #expect(try bus.waitForCalls("Open", of: "org.example.App", count: 2).last?.uris == ["x-test:again"])
         try bus.shutdown(client)
         #expect(inFlight.count == 1, "the lost call was answered \(inFlight.count) times")
     }
