@@ -171,6 +171,7 @@ public final class PrivateSessionBus: Sendable {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if try condition() { return }
+            // A test's own thread polling files another process writes; no event loop waits.
             usleep(20_000)
         }
         throw ProcessError("timed out after \(seconds) s waiting for \(what)")
