@@ -63,7 +63,7 @@ let package = Package(
         .target(
             name: "LaunchServicesDaemon",
             dependencies: [
-                "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim", "LaunchServicesSystemd", "CSodium",
+                "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim", "LaunchServicesSystemd", "CSystemd", "CSodium",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LaunchServicesClient
+import LaunchServicesCore
 import LaunchServicesProtocol
 
 /// `lsctl export-xdg`: makes the freedesktop world send registered schemes to `lsopen`.

@@ -57,9 +57,17 @@ bench_packages() {
   fi
 }
 
-# Packages only the tests need: the real xdg-open (the freedesktop export test), and GLib's
-# gio with update-desktop-database (the desktop-entry choice is tested against gio mime).
-TEST_PACKAGES=(xdg-utils libglib2.0-bin desktop-file-utils)
+# Packages only the tests need: the real xdg-open (the freedesktop export test); GLib's gio
+# with update-desktop-database (the desktop-entry choice is tested against gio mime); for the D-Bus
+# activation tests, a private session bus (dbus-daemon), the activatable test app's Python
+# bindings for Debian's /usr/bin/python3 (scripts/test-peers/dbus_test_app.py: python3-dbus,
+# python3-gi) and GLib's gdbus and gio, which the tests compare with the daemon.
+TEST_PACKAGES=(xdg-utils libglib2.0-bin desktop-file-utils python3-dbus python3-gi)
+
+# The package with dbus-daemon (before Debian 12 it came in the single `dbus` package).
+dbus_daemon_package() {
+  if apt-cache policy dbus-daemon 2>/dev/null | grep -q 'Candidate: [0-9]'; then echo dbus-daemon; else echo dbus; fi
+}
 
 # Release builds link the Swift runtime statically: `lsopen` starts in about half the time
 # (it is xdg-open's handler, so every URL opened from a desktop pays it), and installed

@@ -54,4 +54,13 @@ int ls_set_subreaper(int on);
 /// Sends `sig` to the process behind a pidfd (no pid-reuse race). 0 or -1 with errno.
 int ls_pidfd_send_signal(int pidfd, int sig);
 
+/* An eventfd (close-on-exec, non-blocking) that a thread polls to be woken by another
+ * (the session bus thread). Glibc's Swift overlay hides eventfd. The descriptor, or -1
+ * with errno. */
+int ls_wake_fd(void);
+
+/* Names the calling thread (PR_SET_NAME: at most 15 bytes are kept), as ps and gdb show it.
+ * 0, or -1 with errno. */
+int ls_name_thread(const char *name);
+
 #endif

@@ -15,7 +15,8 @@ public struct DesktopLaunchOutcome: Sendable, Equatable, CustomStringConvertible
         case forwarded
         /// The process exited otherwise within the grace (`exitStatus`, `stderrTail`).
         case exited
-        /// No process ran the app (`failure`).
+        /// No process ran the app (`failure`); for D-Bus activation, the app did not take
+        /// the URLs (`failure` is `.dbus`, and the text says "not delivered").
         case failedToStart
 
         /// Whether the URL can be said to have reached the app.
@@ -40,6 +41,9 @@ public struct DesktopLaunchOutcome: Sendable, Equatable, CustomStringConvertible
         self.failure = failure
     }
 
+    /// The app replied to `org.freedesktop.Application.Open` (or `Activate`): it has the URLs.
+    public static let delivered = Self(kind: .delivered)
+
     public static func running(pid: Int32) -> Self {
         Self(kind: .running, pid: pid)
     }
@@ -62,7 +66,9 @@ public struct DesktopLaunchOutcome: Sendable, Equatable, CustomStringConvertible
         case .running: return "running (pid \(pid ?? 0))"
         case .forwarded: return "forwarded: exited with status 0 within the grace (pid \(pid ?? 0))"
         case .exited: return "exited: " + (exitStatus.map { "\($0)" } ?? "status unknown") + " (pid \(pid ?? 0))"
-        case .failedToStart: return "failed to start: " + (failure.map { "\($0)" } ?? "unknown reason")
+        case .failedToStart:
+            if case .dbus(let failure)? = failure { return "not delivered: \(failure)" }
+            return "failed to start: " + (failure.map { "\($0)" } ?? "unknown reason")
         }
     }
 }
@@ -82,6 +88,9 @@ public enum DesktopLaunchFailure: Error, Sendable, Equatable, CustomStringConver
     case tooManyRunning(limit: Int)
     /// The daemon stopped before it learned whether the process started (it may yet run).
     case stopping
+    /// D-Bus activation (`DBusActivatable=true`): the call to `org.freedesktop.Application`
+    /// got no successful reply, so the app does not have the URLs.
+    case dbus(DBusCallFailure)
 
     public var description: String {
         switch self {
@@ -97,6 +106,8 @@ public enum DesktopLaunchFailure: Error, Sendable, Equatable, CustomStringConver
             return "the daemon already watches \(limit) desktop app processes it started; try again when some have exited"
         case .stopping:
             return "the daemon stopped before it learned whether the app started"
+        case .dbus(let failure):
+            return failure.description
         }
     }
 }

@@ -1,0 +1,221 @@
+import CLaunchServicesShim
+import LaunchServicesCore
+import NIOCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How the session bus connection is used. Every wait is bounded by a call's own deadline.
+package struct SessionBusSettings: Sendable, Equatable {
+    /// Calls sent or waiting to be sent, at most; one past it is answered `tooManyCalls` at
+    /// once, rather than growing a queue behind a bus that does not answer.
+    package var maximumCalls = 64
+
+    package init() {}
+}
+
+/// The daemon's one connection to the user's session bus, through sd-bus, for method calls
+/// (D-Bus activation today). Calls are made on the event loop and answered on it, exactly
+/// once each: the reply, the callee's error, the call's deadline, the bus going away, a full
+/// queue or the stop, each by name (`DBusCallFailure`).
+///
+/// sd-bus is not thread-safe and blocks, so the connection lives on a thread of its own
+/// (`SessionBusWorker`), started with the first call; the loop hands it work through a
+/// bounded queue and an eventfd, and never waits for it. The thread connects on the first
+/// call (no bus at all: that call fails, saying which address was tried and where it came
+/// from), keeps the connection, and when the bus goes away fails the calls waiting on it and
+/// connects again on the next call.
+///
+/// The thread owns the connection so that a server side can be added to it (a bus name
+/// owned, objects exported, incoming calls handed to the loop and their replies queued
+/// back): see `SessionBusWork`.
+package final class SessionBusClient: Sendable {
+    private let inbox: SessionBusInbox
+    private let target: Result<SessionBusAddress, DBusCallFailure>
+    private let settings: SessionBusSettings
+
+    /// `environment` says where the bus is (`SessionBusAddress`); it is read once, here.
+    package init(environment: [String: String], settings: SessionBusSettings = SessionBusSettings()) {
+        self.target = SessionBusAddress.resolve(environment: environment)
+        self.settings = settings
+        self.inbox = SessionBusInbox()
+    }
+
+    /// The address calls go to, or why there is none.
+    package var address: Result<SessionBusAddress, DBusCallFailure> { target }
+
+    /// Sends `call`; `completion` runs once, on `loop` (the caller's loop), with the reply or
+    /// the failure. No reply within `deadline` (counted from now, queueing included) is
+    /// `noReply`. Call it on `loop`.
+    package func call(_ call: DBusMethodCall, deadline: Duration, on loop: EventLoop,
+                      completion: @escaping (Result<DBusReply, DBusCallFailure>) -> Void) {
+        loop.assertInEventLoop()
+        let bound = NIOLoopBound(completion, eventLoop: loop)
+        let answerNow = { (failure: DBusCallFailure) in
+            loop.execute { bound.value(.failure(failure)) }
+        }
+        let target: SessionBusAddress
+        switch self.target {
+        case .failure(let failure): return answerNow(failure)
+        case .success(let address): target = address
+        }
+        let now = Monotonic.now()
+        let (sum, overflow) = now.addingReportingOverflow(Monotonic.nanoseconds(deadline))
+        let queued = QueuedCall(call: call, deadline: overflow ? UInt64.max : sum, timeout: deadline, completion: bound)
+        let admission = inbox.admit(.call(queued), limit: settings.maximumCalls) {
+            SessionBusWorker.startThread(inbox: $0, target: target)
+        }
+        switch admission {
+        case .queued: break
+        case .refused(let failure): answerNow(failure)
+        }
+    }
+
+    /// Answers every call still owed one (`stopping`), closes the connection and ends the
+    /// thread; later calls are answered `stopping`. The future completes on `loop` when the
+    /// thread has ended (at once when it never started).
+    package func shutdown(on loop: EventLoop) -> EventLoopFuture<Void> {
+        let promise = loop.makePromise(of: Void.self)
+        inbox.stop(promise)
+        return promise.futureResult
+    }
+}
+
+/// What the loop hands the bus thread. Today only calls; the server side adds its own work
+/// here (own a name, export an object, reply to an incoming call, emit a signal), carried out
+/// on the same thread and connection, in order.
+enum SessionBusWork: Sendable {
+    case call(QueuedCall)
+}
+
+/// A call waiting for the bus thread, with what answers it.
+struct QueuedCall: Sendable {
+    let call: DBusMethodCall
+    /// CLOCK_MONOTONIC nanoseconds.
+    let deadline: UInt64
+    let timeout: Duration
+    let completion: NIOLoopBound<(Result<DBusReply, DBusCallFailure>) -> Void>
+
+    /// Hands `result` to the caller's loop; the only way a call is answered.
+    func answer(_ result: Result<DBusReply, DBusCallFailure>) {
+        let completion = completion
+        completion.eventLoop.execute { completion.value(result) }
+    }
+}
+
+/// Where the loop leaves work for the bus thread, and how it wakes it: a queue under a lock,
+/// an eventfd, and the count of calls not yet answered (the bound). Every write to the
+/// eventfd happens under the lock, and the thread closes it only after it saw `stopping`
+/// under the same lock, so a write never reaches a closed (or reused) descriptor.
+final class SessionBusInbox: Sendable {
+    struct State {
+        var work: [SessionBusWork] = []
+        /// Calls admitted and not yet answered.
+        var calls = 0
+        var wakeFD: Int32 = -1
+        var started = false
+        var stopping = false
+        var stopped: [EventLoopPromise<Void>] = []
+        var ended = false
+    }
+
+    enum Admission {
+        case queued
+        case refused(DBusCallFailure)
+    }
+
+    private let state = Mutex(State())
+
+    /// Queues `work` unless the bound is reached or the thread stops; starts the thread
+    /// (through `start`, with the lock held) the first time.
+    func admit(_ work: SessionBusWork, limit: Int, start: (SessionBusInbox) -> String?) -> Admission {
+        state.withLock { state in
+            guard !state.stopping else { return .refused(.stopping) }
+            guard state.calls < limit else { return .refused(.tooManyCalls(limit: limit)) }
+            if !state.started {
+                let fd = ls_wake_fd()
+                guard fd >= 0 else {
+                    return .refused(.invalidCall(reason: "the session bus thread cannot be woken: eventfd failed: \(String(cString: strerror(errno)))"))
+                }
+                state.wakeFD = fd
+                if let problem = start(self) {
+                    close(fd)
+                    state.wakeFD = -1
+                    return .refused(.invalidCall(reason: "the session bus thread cannot start: \(problem)"))
+                }
+                state.started = true
+            }
+            state.calls += 1
+            state.work.append(work)
+            Self.wake(state.wakeFD)
+            return .queued
+        }
+    }
+
+    func stop(_ promise: EventLoopPromise<Void>) {
+        let now = state.withLock { state -> Bool in
+            state.stopping = true
+            guard state.started, !state.ended else { return true }
+            state.stopped.append(promise)
+            Self.wake(state.wakeFD)
+            return false
+        }
+        if now { promise.succeed(()) }
+    }
+
+    /// For the thread: the eventfd to poll.
+    var wakeFD: Int32 { state.withLock { $0.wakeFD } }
+
+    /// For the thread: the work queued since the last take, and whether to stop.
+    func take() -> (work: [SessionBusWork], stopping: Bool) {
+        state.withLock { state in
+            var drained: UInt64 = 0
+            _ = read(state.wakeFD, &drained, 8)
+            let work = state.work
+            state.work.removeAll()
+            return (work, state.stopping)
+        }
+    }
+
+    /// For the thread: one call was answered.
+    func answered() {
+        state.withLock { $0.calls -= 1 }
+    }
+
+    /// For the thread, last: closes the eventfd and completes the stops.
+    func ended() {
+        let promises = state.withLock { state -> [EventLoopPromise<Void>] in
+            state.ended = true
+            close(state.wakeFD)
+            state.wakeFD = -1
+            defer { state.stopped.removeAll() }
+            return state.stopped
+        }
+        for promise in promises { promise.succeed(()) }
+    }
+
+    private static func wake(_ fd: Int32) {
+        var one: UInt64 = 1
+        _ = write(fd, &one, 8)
+    }
+}
+
+/// CLOCK_MONOTONIC, the clock sd-bus's timeouts use, in nanoseconds.
+enum Monotonic {
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    /// A duration in nanoseconds: 0 for a negative one, saturated for one beyond ~584 years.
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return UInt64.max }
+        let (sum, carried) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+        return carried ? UInt64.max : sum
+    }
+}
