@@ -93,6 +93,15 @@ public final class RegistryStore: Sendable {
                 }
                 try db.alter(table: "app") { t in t.drop(column: "urlTypes") }
             }
+            // v6: when the daemon first saw a desktop entry handle each scheme: the desktop
+            // side's claim, which keeps its place against native apps registered later
+            // (`SchemeResolution`).
+            migrator.registerMigration("v6") { db in
+                try db.create(table: "desktopClaim") { t in
+                    t.primaryKey("scheme", .text)
+                    t.column("since", .integer).notNull()
+                }
+            }
         }
     }
 
@@ -190,6 +199,32 @@ public final class RegistryStore: Sendable {
         try database.write { db in
             try db.execute(sql: "DELETE FROM urlType WHERE appID = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM app WHERE id = ?", arguments: [id])
+        }
+    }
+
+    /// When the desktop side first claimed each scheme (milliseconds since the Unix epoch).
+    public func desktopClaims() throws -> [URLScheme: Int64] {
+        try database.read { db in
+            var claims: [URLScheme: Int64] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT scheme, since FROM desktopClaim") {
+                if let scheme = try? URLScheme(validating: row[0] as String) { claims[scheme] = row[1] }
+            }
+            return claims
+        }
+    }
+
+    /// Records the desktop side's new claims, keeping the time of a scheme it already claims
+    /// (the first sight is the claim), and forgets the schemes no desktop entry handles any
+    /// more: a desktop app installed after that is a newcomer.
+    public func updateDesktopClaims(seen: [URLScheme: Int64], gone: [URLScheme]) throws {
+        guard !seen.isEmpty || !gone.isEmpty else { return }
+        try database.write { db in
+            for (scheme, since) in seen {
+                try db.execute(sql: "INSERT OR IGNORE INTO desktopClaim (scheme, since) VALUES (?, ?)", arguments: [scheme.normalized, since])
+            }
+            for scheme in gone {
+                try db.execute(sql: "DELETE FROM desktopClaim WHERE scheme = ?", arguments: [scheme.normalized])
+            }
         }
     }
 
