@@ -20,6 +20,8 @@ final class RegistryService {
         var refused: [BundleError]
         /// What the scan could not read: the saved folder apps from there were kept as saved.
         var unreadable: [UnreadablePath] = []
+        /// When the desktop side first claimed each scheme (RegistryService+DesktopClaims.swift).
+        var desktopClaims: [URLScheme: Int64] = [:]
     }
 
     let loop: EventLoop
@@ -32,6 +34,9 @@ final class RegistryService {
     let wallClock: @Sendable () -> Int64
     private(set) var registry = Registry()
     private(set) var store: RegistryStore?
+    /// When the desktop side first claimed each scheme it handles (milliseconds since the
+    /// Unix epoch), as saved (RegistryService+DesktopClaims.swift).
+    var desktopClaims: [URLScheme: Int64] = [:]
     var sources: [String: RegistryStore.Source] = [:]
     /// Bundles refused at the last scan, for `lsctl status`.
     var refused: [BundleError] = []
@@ -71,9 +76,11 @@ final class RegistryService {
         var stored: [RegistryStore.Stored] = []
         var defaults: [URLScheme: String] = [:]
         var store: RegistryStore?
+        var desktopClaims: [URLScheme: Int64] = [:]
         if let stateFolder {
             let opened = try RegistryStore(folder: stateFolder)
             (stored, defaults) = try opened.load()
+            desktopClaims = try opened.desktopClaims()
             store = opened
         }
         // One pass over what was saved (10,000 apps at a large start: each copy of the list
@@ -123,7 +130,7 @@ final class RegistryService {
         // would read the whole database (10,000 apps: most of the start).
         if !Self.same(saved, fromFolders) { try store?.replaceFolderApps(fromFolders) }
         return Loaded(store: store, manual: manual, fromFolders: fromFolders, defaults: defaults, refused: refused,
-                      unreadable: scan.coverage.unreadable)
+                      unreadable: scan.coverage.unreadable, desktopClaims: desktopClaims)
     }
 
     /// Whether two sets of registrations hold the same apps with the same times, in any order.
@@ -154,7 +161,8 @@ final class RegistryService {
         for (app, _) in loaded.manual { sources[app.id] = .manual }
         for (app, _) in loaded.fromFolders { sources[app.id] = .folder }
         for (scheme, id) in loaded.defaults { registry.setDefault(id, for: scheme) }
-        lastIssued = max(lastIssued, registry.registeredAt.values.max() ?? 0)
+        desktopClaims = loaded.desktopClaims
+        lastIssued = max(lastIssued, registry.registeredAt.values.max() ?? 0, desktopClaims.values.max() ?? 0)
         // Every scheme claimed by several apps with no default chosen: each contender is named.
         // Only the contested schemes are sorted and looked at, not every scheme.
         let contested = registry.claimants.compactMap { $0.value.count > 1 && registry.defaults[$0.key] == nil ? $0.key : nil }
