@@ -166,6 +166,11 @@ public final class LaunchServicesDaemon: Sendable {
         registry.apply(try RegistryService.read(stateFolder: nil, folders: configuration.appsFolders, now: registry.wallClock()))
     }
 
+    /// Starts reading the desktop entries (as the start does once the registry is in).
+    package func startDesktopEntries() { rooms.value.desktop.start() }
+    /// The desktop-entries room, on the loop.
+    package var desktopEntries: DesktopService { rooms.value.desktop }
+
     package func setDefaultInMemory(_ app: String?, for scheme: URLScheme) { rooms.value.registry.setDefault(app, for: scheme) }
     package func state(of app: String) -> AppState { rooms.value.lifecycle.machine.state(of: app) }
     package var frontmostApp: String? { rooms.value.lifecycle.machine.frontmost }
