@@ -94,3 +94,11 @@ package protocol FolderWatching: Sendable {
 }
 
 extension FolderWatcher: FolderWatching {}
+
+extension WorkQueue {
+    /// Work handed to `submit`, which runs it when it likes: a test that holds a read back
+    /// to see what happens meanwhile.
+    init(label: String, submit: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
+        self.init(dispatchQueue: nil, label: label, submit: submit)
+    }
+}
