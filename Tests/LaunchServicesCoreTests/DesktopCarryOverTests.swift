@@ -46,6 +46,13 @@ struct DesktopCarryOverTests {
         #expect(DesktopHandlers(layout: kept).chosen(forScheme: "web")?.id == "a.desktop", "its entries count again; the list was read (empty)")
     }
 
+    @Test("a configuration folder that could not be opened keeps its association files from the read before")
+    func unreadableConfigFolder() throws {
+        let kept = emptied().carryingOver([DesktopUnreadable(kind: .folder, path: F.configHome, reason: "Permission denied")], from: before())
+        #expect(try #require(kept.folders.first { $0.path == F.configHome }).lists == before().folders[0].lists)
+        #expect(DesktopHandlers(layout: kept).chosen(forScheme: "web")?.id == "c.desktop", "the kept default names b, which left")
+    }
+
     @Test("an unreadable subfolder keeps only what was below it; what this read found wins")
     func unreadableSubfolder() throws {
         var now = emptied()

@@ -37,7 +37,8 @@ extension DesktopLayout {
     /// entry or association file that could not be read is not evidence that anything in it
     /// left (the apps folders' rule: a scan at the descriptor limit once withdrew every
     /// app). An entry under an unreadable folder that this read did not find is kept from
-    /// `previous`; an unreadable entry or list is replaced by `previous`'s, when it had one.
+    /// `previous`, and so are the association files of a folder that could not be opened; an
+    /// unreadable entry or list is replaced by `previous`'s, when it had one.
     /// Programs looked up for `previous` stay known. Nothing else changes: what this read did
     /// see wins.
     public func carryingOver(_ unreadable: [DesktopUnreadable], from previous: DesktopLayout) -> DesktopLayout {
@@ -68,6 +69,10 @@ extension DesktopLayout {
                     let inside = place.path + "/"
                     for (id, kept) in old.entries where kept.path.hasPrefix(inside) && folder.entries[id] == nil {
                         folder.entries[id] = kept
+                    }
+                    // The folder itself: its association files were not read either.
+                    if place.path == path {
+                        for kept in old.lists where !folder.lists.contains(where: { $0.path == kept.path }) { folder.lists.append(kept) }
                     }
                 }
             }

@@ -45,6 +45,13 @@ public struct DesktopLayoutReader: Sendable {
         for index in folders.indices {
             var folder = folders[index]
             foldersRead.append(folder.path)
+            // A folder that is there but cannot be opened: named once, as a folder, rather
+            // than once for each file it might hold.
+            if let code = Self.openFailure(folder.path), !ReadFailure.isAbsence(code) {
+                notes.append("\(folder.path) could not be read: \(ReadFailure.text(code))")
+                unreadable.append(DesktopUnreadable(kind: .folder, path: folder.path, reason: ReadFailure.text(code)))
+                continue
+            }
             for (path, kind) in folder.plannedLists(desktops: directories.currentDesktops) {
                 if let list = readList(path, kind: kind, reader: &reader, unreadable: &unreadable) { folder.lists.append(list) }
             }
@@ -89,6 +96,14 @@ public struct DesktopLayoutReader: Sendable {
         let layout = DesktopLayout(home: home, currentDesktops: directories.currentDesktops, folders: folders,
                                    programs: programs.lookups, searchPath: programs.searchPath, notes: notes)
         return Result(layout: layout, foldersRead: foldersRead, unreadable: unreadable)
+    }
+
+    /// The `errno` of opening `folder`, or nil when it opens.
+    static func openFailure(_ folder: String) -> Int32? {
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return errno }
+        close(fd)
+        return nil
     }
 
     /// One association file, or nil when it is not there; one that could not be read now is
