@@ -14,7 +14,7 @@ import NIOCore
 ///
 /// A change the watch reports becomes one read 200 ms later (a burst of writes, such as a
 /// package installing, becomes one read), one read at a time (a change during a read makes one
-/// more after it). Each applied read bumps `generation`; every scheme whose chosen entry moved
+/// more, 200 ms after it). Each applied read bumps `generation`; every scheme whose chosen entry moved
 /// is logged at notice with the line that moved it, and told to `changed`. A folder, entry or
 /// association file that cannot be read now keeps what the last read found there
 /// (`DesktopLayout.carryingOver`), is logged, and the layout is read again after 1 s, then 2,
@@ -162,7 +162,7 @@ package final class DesktopService {
         waiting = []
     }
 
-    /// Reads the layout again now (after a pending one, if a read is under way).
+    /// Reads the layout again now (200 ms after the one under way, if there is one).
     package func readAgainNow() {
         loop.assertInEventLoop()
         guard started, settings.enabled, !isStopped else { return }
@@ -251,8 +251,10 @@ package final class DesktopService {
             changed?(moves.map(\.scheme))
         }
         if readAgain {
+            // Not at once: a folder written to without pause is read at most once per
+            // read and coalescing delay, not back to back.
             readAgain = false
-            read()
+            changeReported()
         }
     }
 
