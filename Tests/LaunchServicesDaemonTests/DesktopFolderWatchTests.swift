@@ -130,3 +130,23 @@ struct DesktopFolderWatchTests {
         #expect(DesktopWatch.isRelevant(name) == relevant)
     }
 }
+
+extension DesktopFolderWatchTests {
+    @Test("a missing folder made with its missing parents at once (mkdir -p) is found, however the creations interleave with the watcher re-arming")
+    func missingParentsMadeAtOnce() throws {
+        try TemporaryFolder.with(prefix: "ls-desktop-watch") { root in
+            for round in 0..<40 {
+                let base = root + "/r\(round)"
+                try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: false)
+                let applications = base + "/usr/local/share/applications"
+                let probe = Probe()
+                let watcher = try probe.makeWatcher()
+                defer { watcher.cancel() }
+                watcher.watch([applications])
+                probe.queue.sync {}
+                try writeFile("[Desktop Entry]\n", to: applications + "/a.desktop")
+                #expect(probe.waitForChange(), "round \(round)")
+            }
+        }
+    }
+}

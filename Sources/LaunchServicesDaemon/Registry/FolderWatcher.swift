@@ -132,8 +132,11 @@ final class FolderWatcher: Sendable {
         var before = state.rootWatches
         var moved = false
         // A folder may appear between looking for it and watching its parent: look again.
+        // So may a folder between a missing one and the parent watched for it (`mkdir -p`):
+        // its creation came before the watch, so look again until the parent watched is
+        // still the nearest that exists once watched.
         for _ in 0..<8 {
-            let (roles, watches) = arm(roots)
+            let (roles, watches, ancestors) = arm(roots)
             let stale = Set(state.roles.keys).subtracting(roles.keys)
             for wd in stale { inotify_rm_watch(fd, wd) }
             state.roles = roles
@@ -142,15 +145,18 @@ final class FolderWatcher: Sendable {
             state.rootWatches = watches
             before = watches
             let missing = roots.filter { watches[$0] == -1 }
-            guard missing.contains(where: Self.isDirectory) else { break }
+            let deeper = ancestors.contains { root, parent in Self.nearestExisting(root).parent != parent }
+            guard missing.contains(where: Self.isDirectory) || deeper else { break }
         }
         return moved
     }
 
-    /// One pass: the roles of every watch wanted for `roots`, and each root's descriptor.
-    private func arm(_ roots: [String]) -> ([Int32: Role], [String: Int32]) {
+    /// One pass: the roles of every watch wanted for `roots`, each root's descriptor, and for
+    /// each missing root the parent watched for it.
+    private func arm(_ roots: [String]) -> ([Int32: Role], [String: Int32], [String: String]) {
         var wanted: [String: (mask: UInt32, next: Set<String>, folder: Bool)] = [:]
         var watchedRoots: Set<String> = []
+        var ancestors: [String: String] = [:]
         for root in roots {
             if Self.isDirectory(root) {
                 watchedRoots.insert(root)
@@ -164,12 +170,8 @@ final class FolderWatcher: Sendable {
                     wanted[path]!.folder = true
                 }
             } else {
-                var child = root
-                var parent = Self.parent(of: root)
-                while !Self.isDirectory(parent) && parent != child {
-                    child = parent
-                    parent = Self.parent(of: parent)
-                }
+                let (parent, child) = Self.nearestExisting(root)
+                ancestors[root] = parent
                 wanted[parent, default: (0, [], false)].mask |= Self.ancestorMask
                 wanted[parent]!.next.insert(Self.lastComponent(of: child))
             }
@@ -189,7 +191,18 @@ final class FolderWatcher: Sendable {
             }
             if watchedRoots.contains(path) { watches[path] = wd }
         }
-        return (roles, watches)
+        return (roles, watches, ancestors)
+    }
+
+    /// The nearest folder above `root` that exists, and the path below it on the way to `root`.
+    private static func nearestExisting(_ root: String) -> (parent: String, child: String) {
+        var child = root
+        var parent = parent(of: root)
+        while !isDirectory(parent) && parent != child {
+            child = parent
+            parent = Self.parent(of: parent)
+        }
+        return (parent, child)
     }
 
     private static func isDirectory(_ path: String) -> Bool {
