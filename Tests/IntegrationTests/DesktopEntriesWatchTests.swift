@@ -15,13 +15,14 @@ struct DesktopEntriesWatchTests {
     final class DesktopDaemon {
         let root: String
         let log: String
-        private var daemon: DaemonProcess?
+        private var process: ChildProcess?
         private let extra: [String: String]
 
-        /// `wrapper` (a script that runs the daemon with its arguments) stands in for the
-        /// daemon's executable when given.
+        /// `prefix` (a program and its arguments, e.g. `setpriv …`) runs the daemon when given.
+        /// No script is written for it: a file being written cannot be run while a process
+        /// another test forks holds it open (ETXTBSY).
         init(config: String = "{}", environment extra: [String: String] = [:], setUp: (String) throws -> Void = { _ in },
-             wrapper: ((String) -> String)? = nil) throws {
+             prefix: [String] = []) throws {
             self.extra = extra
             root = try TemporaryFolder(prefix: "ls-desktop-it").path
             log = root + "/daemon.log"
@@ -31,15 +32,13 @@ struct DesktopEntriesWatchTests {
                 try writeFile(config, to: root + "/config.json")
                 try FileManager.default.createDirectory(atPath: root + "/apps", withIntermediateDirectories: true)
                 try setUp(root)
-                var executable = DaemonHarness.binary("launchservicesd")
-                if let wrapper {
-                    try writeFile(wrapper(executable), to: root + "/run-daemon")
-                    chmod(root + "/run-daemon", 0o755)
-                    executable = root + "/run-daemon"
-                }
-                daemon = try DaemonProcess(executable: executable, socket: root + "/socket",
-                                           arguments: ["--apps", root + "/apps", "--state", root + "/state", "--config", root + "/config.json", "--log-level", "debug"],
-                                           environment: environment, log: log)
+                let daemon = DaemonHarness.binary("launchservicesd")
+                let arguments = ["--socket", root + "/socket", "--apps", root + "/apps", "--state", root + "/state", "--config", root + "/config.json",
+                                 "--log-level", "debug"]
+                let started = try ChildProcess(prefix.first ?? daemon, Array(prefix.dropFirst()) + (prefix.isEmpty ? [] : [daemon]) + arguments,
+                                               environment: environment, stdout: log)
+                process = started
+                try DaemonProcess.waitUntilServing(socket: root + "/socket", process: started, log: log)
             } catch {
                 stop()
                 throw error
@@ -57,17 +56,24 @@ struct DesktopEntriesWatchTests {
         }
 
         var output: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-        var pid: Int32 { daemon?.pid ?? 0 }
+        var pid: Int32 { process?.pid ?? 0 }
 
-        /// Waits (at most 20 s) until the log holds `text`.
-        func waitForLog(_ text: String) throws {
-            try waitUntil("the daemon's log to hold \(text)\n\(output)", within: 20) { output.contains(text) }
+        /// Waits (at most 20 s) until the log holds `text`. Asleep between looks, not
+        /// blocking: the tests beside this one share a thread pool as wide as the machine has
+        /// cores.
+        func waitForLog(_ text: String) async throws {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                if output.contains(text) { return }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            throw HarnessError("timed out after 20 s waiting for the daemon's log to hold \(text)\n\(output)")
         }
 
         /// Stops the daemon (SIGTERM, then SIGKILL) and waits for it; its folders stay.
         func stopDaemon() {
-            daemon?.stop()
-            daemon = nil
+            process?.stop()
+            process = nil
         }
 
         func stop() {
@@ -85,46 +91,46 @@ struct DesktopEntriesWatchTests {
     }
 
     @Test("entries appear after a change to the folders, without a restart, also in a folder made after the start")
-    func entriesAppear() throws {
+    func entriesAppear() async throws {
         let d = try DesktopDaemon()
         defer { d.stop() }
-        try d.waitForLog("desktop entries read: 0 entries in 4 folders, 0 schemes handled")
+        try await d.waitForLog("desktop entries read: 0 entries in 4 folders, 0 schemes handled")
         // ~/.local/share/applications did not exist: made now, with an entry.
         try writeFile(Self.entry("web"), to: d.root + "/home/.local/share/applications/web.desktop")
-        try d.waitForLog("desktop handler for 'web' is now web.desktop (was none): ~/.local/share/applications/web.desktop:5 MimeType")
+        try await d.waitForLog("desktop handler for 'web' is now web.desktop (was none): ~/.local/share/applications/web.desktop:5 MimeType")
         // A subfolder made later, and an entry in a system folder.
         try writeFile(Self.entry("irc"), to: d.root + "/home/.local/share/applications/chat/irc.desktop")
-        try d.waitForLog("desktop handler for 'irc' is now chat-irc.desktop (was none): ~/.local/share/applications/chat/irc.desktop:5 MimeType")
+        try await d.waitForLog("desktop handler for 'irc' is now chat-irc.desktop (was none): ~/.local/share/applications/chat/irc.desktop:5 MimeType")
         try writeFile(Self.entry("gopher"), to: d.root + "/usr/share/applications/gopher.desktop")
-        try d.waitForLog("desktop handler for 'gopher' is now gopher.desktop (was none): \(d.root)/usr/share/applications/gopher.desktop:5 MimeType")
+        try await d.waitForLog("desktop handler for 'gopher' is now gopher.desktop (was none): \(d.root)/usr/share/applications/gopher.desktop:5 MimeType")
         // Removed: no handler any more.
         try FileManager.default.removeItem(atPath: d.root + "/home/.local/share/applications/chat")
-        try d.waitForLog("desktop handler for 'irc' is now none (was chat-irc.desktop)")
+        try await d.waitForLog("desktop handler for 'irc' is now none (was chat-irc.desktop)")
         #expect(isAlive(d.pid))
     }
 
     @Test("a mimeapps.list edit that moves a scheme is logged at notice, naming the file and line that did it")
-    func mimeappsEdit() throws {
+    func mimeappsEdit() async throws {
         let d = try DesktopDaemon(environment: ["XDG_CURRENT_DESKTOP": "GNOME"], setUp: { root in
             try writeFile(Self.entry("mailto"), to: root + "/usr/share/applications/thunderbird.desktop")
             try writeFile(Self.entry("mailto"), to: root + "/usr/share/applications/org.example.Mail.desktop")
             try writeFile("[Default Applications]\nx-scheme-handler/mailto=thunderbird.desktop\n", to: root + "/home/.config/mimeapps.list")
         })
         defer { d.stop() }
-        try d.waitForLog("desktop entries read: 2 entries in 4 folders, 1 schemes handled")
+        try await d.waitForLog("desktop entries read: 2 entries in 4 folders, 1 schemes handled")
         // As an editor saves: a new file renamed over the old one.
         try "# mine\n[Default Applications]\nx-scheme-handler/mailto=org.example.Mail.desktop\n"
             .write(toFile: d.root + "/home/.config/mimeapps.list", atomically: true, encoding: .utf8)
-        try d.waitForLog("desktop handler for 'mailto' is now org.example.Mail.desktop (was thunderbird.desktop): ~/.config/mimeapps.list:3 [Default Applications]")
+        try await d.waitForLog("desktop handler for 'mailto' is now org.example.Mail.desktop (was thunderbird.desktop): ~/.config/mimeapps.list:3 [Default Applications]")
         let line = try #require(d.output.split(separator: "\n").first { $0.contains("desktop handler for 'mailto'") })
         #expect(line.contains(" notice "), "\(line)")
         // The desktop's own list (XDG_CURRENT_DESKTOP=GNOME) comes first.
         try writeFile("[Default Applications]\nx-scheme-handler/mailto=thunderbird.desktop\n", to: d.root + "/home/.config/gnome-mimeapps.list")
-        try d.waitForLog("desktop handler for 'mailto' is now thunderbird.desktop (was org.example.Mail.desktop): ~/.config/gnome-mimeapps.list:2 [Default Applications]")
+        try await d.waitForLog("desktop handler for 'mailto' is now thunderbird.desktop (was org.example.Mail.desktop): ~/.config/gnome-mimeapps.list:2 [Default Applications]")
     }
 
     @Test("enabled false: nothing is read, at the start or after a change")
-    func disabled() throws {
+    func disabled() async throws {
         let d = try DesktopDaemon(config: #"{"desktopEntries": {"enabled": false}}"#, setUp: { root in
             try writeFile(Self.entry("mailto"), to: root + "/usr/share/applications/mail.desktop")
             try writeFile("not a desktop entry\n", to: root + "/usr/share/applications/broken.desktop")
@@ -143,25 +149,25 @@ struct DesktopEntriesWatchTests {
     }
 
     @Test("a start with a folder it may not read serves, logs the folder and why, and reads it once it can")
-    func unreadableFolder() throws {
+    func unreadableFolder() async throws {
         // Root reads any folder; without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH the daemon
         // is held to the folder's mode like any user.
         let d = try DesktopDaemon(setUp: { root in
             try writeFile(Self.entry("web"), to: root + "/home/.local/share/applications/web.desktop")
             try writeFile(Self.entry("gopher"), to: root + "/usr/share/applications/gopher.desktop")
             #expect(chmod(root + "/home/.local/share/applications", 0) == 0)
-        }, wrapper: { daemon in "#!/bin/sh\nexec setpriv --bounding-set=-dac_override,-dac_read_search \(daemon) \"$@\"\n" })
+        }, prefix: ["/usr/bin/setpriv", "--bounding-set=-dac_override,-dac_read_search"])
         defer { d.stop() }
         let folder = d.root + "/home/.local/share/applications"
-        try d.waitForLog("desktop entries folder \(folder) could not be read (Permission denied): nothing in it counts until it can be read; read again in 1 s")
-        try d.waitForLog("desktop entries read: 1 entries in 4 folders, 1 schemes handled, 1 could not be read")
+        try await d.waitForLog("desktop entries folder \(folder) could not be read (Permission denied): nothing in it counts until it can be read; read again in 1 s")
+        try await d.waitForLog("desktop entries read: 1 entries in 4 folders, 1 schemes handled, 1 could not be read")
         // It serves meanwhile.
         let client = try LaunchServicesClient(socketPath: d.root + "/socket", program: "desktop-it")
         defer { client.close() }
         #expect(try client.query(.status, timeout: .seconds(10)) != nil)
         #expect(chmod(folder, 0o755) == 0)
-        try d.waitForLog("desktop handler for 'web' is now web.desktop (was none): ~/.local/share/applications/web.desktop:5 MimeType")
-        try d.waitForLog("desktop entries read in full again")
+        try await d.waitForLog("desktop handler for 'web' is now web.desktop (was none): ~/.local/share/applications/web.desktop:5 MimeType")
+        try await d.waitForLog("desktop entries read in full again")
         #expect(isAlive(d.pid))
     }
 }
