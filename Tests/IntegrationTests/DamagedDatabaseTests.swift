@@ -145,7 +145,12 @@ struct DamagedDatabaseTests {
         let keptAs = try #require(report.first?["keptAs"] as? String, "\(report)")
         #expect(keptAs.hasPrefix(path + ".damaged-") && !keptAs.hasSuffix("-wal"), "\(keptAs)")
         #expect(DatabaseCopy.bytes(keptAs) == before, "the file and its log are kept byte for byte, the log as \(keptAs)-wal")
-        let log = h.daemonOutput.split(separator: "\n").first { $0.contains(" error ") && $0.contains(keptAs) } ?? ""
+        // The entry, with the lines SQLite's quick_check report may run on to (until the next
+        // entry's timestamp): which lines it takes depends on the damage.
+        let lines = h.daemonOutput.split(separator: "\n", omittingEmptySubsequences: false)
+        let start = lines.firstIndex { $0.contains(" error ") && $0.contains(keptAs) } ?? lines.endIndex
+        let end = lines[start...].dropFirst().firstIndex { $0.hasPrefix("20") } ?? lines.endIndex
+        let log = lines[start..<end].joined(separator: "\n")
         #expect(log.contains("with its -wal"), "\(log)")
     }
 

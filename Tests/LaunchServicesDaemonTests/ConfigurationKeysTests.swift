@@ -41,7 +41,7 @@ struct ConfigurationKeysTests {
 
     @Test("the layout has the sections and keys the file is documented with")
     func layout() {
-        #expect(Self.sections.map(\.prefix) == ["", "deadlines.", "connections.", "pasteboard.", "appLogs."])
+        #expect(Self.sections.map(\.prefix) == ["", "deadlines.", "connections.", "pasteboard.", "appLogs.", "desktopEntries."])
         #expect(Set(DaemonConfiguration.File.Connections.keys).count == 8)
         #expect(DaemonConfiguration.File.fields.filter(\.wholeNumber).map(\.key) == ["maximumFrameLength", "maximumPendingOpensPerApp", "maximumLiveApps", "maximumOpensInFlightPerApp"])
     }

@@ -91,7 +91,7 @@ struct DaemonConfigurationFileTests {
     func unknownKey() throws {
         let (error, _) = try #require(try refusal(#"{"deadline": {"launch": 1}}"#))
         #expect(error.problem.hasPrefix("has unknown key 'deadline'; known keys: "), "\(error)")
-        #expect(error.problem.contains("appsFolders, backgroundGraceSeconds, callbackPolicy, connections, deadlines, maximumFrameLength, maximumLiveApps, maximumOpensInFlightPerApp, maximumPendingOpensPerApp, pasteboard, shutdownGraceSeconds, watchAppsFolders"))
+        #expect(error.problem.contains("appsFolders, backgroundGraceSeconds, callbackPolicy, connections, deadlines, desktopEntries, maximumFrameLength, maximumLiveApps, maximumOpensInFlightPerApp, maximumPendingOpensPerApp, pasteboard, shutdownGraceSeconds, watchAppsFolders"))
     }
 
     @Test("an unknown deadline is refused, naming deadlines.KEY and the phases")

@@ -51,6 +51,7 @@ extension DaemonConfiguration {
         var maximumOpensInFlightPerApp: Int?
         var watchAppsFolders: Bool?
         var appLogs: AppLogs?
+        var desktopEntries: DesktopEntries?
 
         /// Allowed at the top level besides the settings, and ignored: a note for the reader.
         static let comment = "$comment"
@@ -58,6 +59,21 @@ extension DaemonConfiguration {
         struct AppLogs: ConfigurationSection {
             var maximumBytes: Int?
             var destination: String?
+        }
+
+        /// `DesktopEntrySettings`: reading and watching, then `DesktopLaunchSettings`' keys.
+        struct DesktopEntries: ConfigurationSection {
+            var enabled: Bool?
+            var watch: Bool?
+            var graceSeconds: Double?
+            var stderrSettleSeconds: Double?
+            var reportMarginSeconds: Double?
+            var stderrTailLines: Int?
+            var stderrTailBytes: Int?
+            var scopes: Bool?
+            var scopeTimeoutSeconds: Double?
+            var maximumScopeRequestsWaiting: Int?
+            var maximumRunning: Int?
         }
 
         struct Pasteboard: ConfigurationSection {

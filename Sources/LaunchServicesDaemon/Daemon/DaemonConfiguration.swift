@@ -28,6 +28,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var pasteboardLimits = PasteboardLimits()
     /// Where launched apps' stdout and stderr go, and how large a log file may grow.
     public var appLogs = AppLogSettings()
+    /// Whether the user's desktop entries are read (and watched) as handlers, and how
+    /// desktop apps are launched.
+    public var desktopEntries = DesktopEntrySettings()
     /// Whether `lsctl debug-stall` may block the loop (watchdog tests only). Set from the
     /// environment (`LAUNCHSERVICES_DEBUG_STALL=1`), never from a file.
     public var allowDebugStall = ProcessInfo.processInfo.environment["LAUNCHSERVICES_DEBUG_STALL"] == "1"
@@ -128,6 +131,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 }
                 config.appLogs.destination = destination
             }
+        }
+        if let desktop = file.desktopEntries {
+            config.desktopEntries = try DesktopEntrySettings.load(desktop, over: config.desktopEntries, maximumFrameLength: config.maximumFrameLength, path: path)
+        } else {
+            config.desktopEntries.launch.stderrTailBytes = min(config.desktopEntries.launch.stderrTailBytes, config.maximumFrameLength / 2)
         }
         if let p = file.pasteboard {
             func limit(_ value: Int?, _ key: String, _ range: ClosedRange<Int>, _ fallback: Int) throws -> Int {

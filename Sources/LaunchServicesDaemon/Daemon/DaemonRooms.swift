@@ -1,16 +1,18 @@
+import Foundation
 import LaunchServicesCore
 import Logging
 import NIOCore
 
 /// Every room of the daemon, built and wired once, each owning its state: the registry,
-/// the connections, the app processes, the opens' records, the apps' lifecycle (the state
-/// machine and its executor), callbacks, opening, check-in, pasteboards, the state folder's
-/// status, administration, and the connection service that routes each request to its room.
+/// the desktop entries, the connections, the app processes, the opens' records, the apps'
+/// lifecycle (the state machine and its executor), callbacks, opening, check-in, pasteboards,
+/// the state folder's status, administration, and the connection service that routes each request to its room.
 /// A room holds the rooms it asks things of, never one above it; the one link back (a
 /// connection's handler reports to the connection service) is set here. Confined to the
 /// loop: `LaunchServicesDaemon` keeps it in a `NIOLoopBoundBox`.
 final class DaemonRooms {
     let registry: RegistryService
+    let desktop: DesktopService
     let connections: ConnectionTable
     let supervisor: ProcessSupervisor
     let records: OpenRecords
@@ -26,6 +28,9 @@ final class DaemonRooms {
          loop: EventLoop, logger: Logger) {
         registry = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders,
                                    files: workers.files, wallClock: workers.wallClock, makeWatcher: workers.folderWatcher)
+        desktop = DesktopService(settings: configuration.desktopEntries, environment: workers.environment,
+                                 home: workers.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory(), loop: loop, logger: logger,
+                                 worker: workers.desktopReads, makeWatcher: workers.desktopWatcher, wallClock: workers.wallClock)
         connections = ConnectionTable(limits: configuration.connectionLimits, maximumFrameLength: configuration.maximumFrameLength, logger: logger, loop: loop)
         supervisor = ProcessSupervisor(loop: loop, launcher: launcher, logger: logger)
         records = OpenRecords(loop: loop, logger: logger, connections: connections)
@@ -53,7 +58,18 @@ final class DaemonRooms {
     func adopt(_ opened: OpenedStateFolder) {
         storage.adopt(opened)
         registry.apply(opened.registry)
+        startDesktopEntries()
         pasteboards.adopt(store: opened.pasteboardStore, saved: opened.savedPasteboards, problem: opened.problems.first)
+    }
+
+    /// Starts reading the desktop entries, on their own worker: the daemon serves before the
+    /// first read is in (`DesktopService.whenReady`). The registry keeps when the desktop side
+    /// first handled each scheme (its claim against native apps, `SchemeResolution`): after
+    /// the first read and after every change.
+    func startDesktopEntries() {
+        desktop.changed = { [unowned self] _ in registry.desktopHandlersChanged(handled: desktop.handledSchemes) }
+        desktop.start()
+        try? desktop.whenReady { [unowned self] in registry.desktopHandlersChanged(handled: desktop.handledSchemes) }
     }
 
     /// The one-line summary shown by `systemctl --user status`.
@@ -69,6 +85,7 @@ final class DaemonRooms {
         // What apps started and let go ends with the daemon too: asked now, killed later.
         supervisor.beginStopping()
         registry.stop()
+        desktop.stop()
         storage.stop()
         serverChannel?.close(promise: nil)
         lifecycle.shutdown()

@@ -166,6 +166,13 @@ public final class LaunchServicesDaemon: Sendable {
         registry.apply(try RegistryService.read(stateFolder: nil, folders: configuration.appsFolders, now: registry.wallClock()))
     }
 
+    /// Starts reading the desktop entries (as the start does once the registry is in).
+    package func startDesktopEntries() { rooms.value.startDesktopEntries() }
+    /// The desktop-entries room, on the loop.
+    package var desktopEntries: DesktopService { rooms.value.desktop }
+    /// When the desktop side first claimed `scheme`, as the registry keeps it.
+    package func desktopClaim(on scheme: URLScheme) -> Int64? { rooms.value.registry.desktopClaims[scheme] }
+
     package func setDefaultInMemory(_ app: String?, for scheme: URLScheme) { rooms.value.registry.setDefault(app, for: scheme) }
     package func state(of app: String) -> AppState { rooms.value.lifecycle.machine.state(of: app) }
     package var frontmostApp: String? { rooms.value.lifecycle.machine.frontmost }

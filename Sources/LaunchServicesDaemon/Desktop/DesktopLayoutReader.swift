@@ -19,11 +19,14 @@ public struct DesktopLayoutReader: Sendable {
         self.limits = limits
     }
 
-    /// What one read found: the layout, and every folder it read (the `applications` folders
-    /// and their subfolders, and the configuration folders), to watch for changes.
+    /// What one read found: the layout, every folder it read (the configuration folders,
+    /// which hold the `mimeapps.list` files, the `applications` folders and their
+    /// subfolders, whether or not they exist), to watch for changes, and what could not be
+    /// read now (`DesktopLayout.carryingOver`).
     public struct Result: Sendable {
         public var layout: DesktopLayout
         public var foldersRead: [String]
+        public var unreadable: [DesktopUnreadable] = []
     }
 
     /// Reads the layout `environment` describes (`XDG_*`, `XDG_CURRENT_DESKTOP`, `PATH`,
@@ -36,13 +39,21 @@ public struct DesktopLayoutReader: Sendable {
         var programs = ProgramFinder(path: environment["PATH"])
         var notes: [String] = []
         var foldersRead: [String] = []
+        var unreadable: [DesktopUnreadable] = []
         var budget = limits.maximumEntries
         var folders = DesktopLayout.folders(of: directories)
         for index in folders.indices {
             var folder = folders[index]
             foldersRead.append(folder.path)
+            // A folder that is there but cannot be opened: named once, as a folder, rather
+            // than once for each file it might hold.
+            if let code = Self.openFailure(folder.path), !ReadFailure.isAbsence(code) {
+                notes.append("\(folder.path) could not be read: \(ReadFailure.text(code))")
+                unreadable.append(DesktopUnreadable(kind: .folder, path: folder.path, reason: ReadFailure.text(code)))
+                continue
+            }
             for (path, kind) in folder.plannedLists(desktops: directories.currentDesktops) {
-                if let list = readList(path, kind: kind, reader: &reader) { folder.lists.append(list) }
+                if let list = readList(path, kind: kind, reader: &reader, unreadable: &unreadable) { folder.lists.append(list) }
             }
             if folder.kind == .data {
                 var scan = FolderScan(root: folder.path, limits: limits, budget: budget)
@@ -50,6 +61,7 @@ public struct DesktopLayoutReader: Sendable {
                 budget = scan.budget
                 foldersRead += scan.subfolders
                 notes += scan.notes
+                unreadable += scan.unreadable
                 folder.entries.reserveCapacity(scan.files.count)
                 // In listing order: of two files with one ID the later is the entry, as in GLib.
                 for found in scan.files {
@@ -83,11 +95,21 @@ public struct DesktopLayoutReader: Sendable {
         }
         let layout = DesktopLayout(home: home, currentDesktops: directories.currentDesktops, folders: folders,
                                    programs: programs.lookups, searchPath: programs.searchPath, notes: notes)
-        return Result(layout: layout, foldersRead: foldersRead)
+        return Result(layout: layout, foldersRead: foldersRead, unreadable: unreadable)
     }
 
-    /// One association file, or nil when it is not there.
-    func readList(_ path: String, kind: DesktopLayout.AssociationList.Kind, reader: inout BoundedFileReader) -> DesktopLayout.AssociationList? {
+    /// The `errno` of opening `folder`, or nil when it opens.
+    static func openFailure(_ folder: String) -> Int32? {
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return errno }
+        close(fd)
+        return nil
+    }
+
+    /// One association file, or nil when it is not there; one that could not be read now is
+    /// also noted in `unreadable`.
+    func readList(_ path: String, kind: DesktopLayout.AssociationList.Kind, reader: inout BoundedFileReader,
+                  unreadable: inout [DesktopUnreadable]) -> DesktopLayout.AssociationList? {
         let limit = kind == .mimeinfoCache ? limits.maximumCacheBytes : limits.maximumListBytes
         let maxLine = limits.maximumLineBytes
         let read = reader.read(path, limit: limit) { bytes -> Swift.Result<MimeAppsList, AssociationListError> in
@@ -100,7 +122,11 @@ public struct DesktopLayoutReader: Sendable {
         switch read {
         case .success(let content): return DesktopLayout.AssociationList(kind: kind, path: path, content: content)
         case .failure(.absent): return nil
-        case .failure(let failure): return DesktopLayout.AssociationList(kind: kind, path: path, content: .failure(.unreadable(failure.description)))
+        case .failure(let failure):
+            if case .system(let code) = failure, !ReadFailure.isAbsence(code) {
+                unreadable.append(DesktopUnreadable(kind: .list, path: path, reason: ReadFailure.text(code)))
+            }
+            return DesktopLayout.AssociationList(kind: kind, path: path, content: .failure(.unreadable(failure.description)))
         }
     }
 }

@@ -21,6 +21,9 @@ struct FolderScan {
     private(set) var files: [Found] = []
     private(set) var subfolders: [String] = []
     private(set) var notes: [String] = []
+    /// What could not be read now for a reason the system gave (not absence): a folder whose
+    /// listing failed, wholly or in part, or an entry file (`DesktopLayout.carryingOver`).
+    private(set) var unreadable: [DesktopUnreadable] = []
     private var path: [(device: UInt64, inode: UInt64)] = []
     private var stopped = false
 
@@ -34,7 +37,10 @@ struct FolderScan {
         let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
-            if !ReadFailure.isAbsence(code) { notes.append("\(root) could not be read: \(ReadFailure.text(code))") }
+            if !ReadFailure.isAbsence(code) {
+                notes.append("\(root) could not be read: \(ReadFailure.text(code))")
+                unreadable.append(DesktopUnreadable(kind: .folder, path: root, reason: ReadFailure.text(code)))
+            }
             return
         }
         walk(fd, relative: "", depth: 0, reader: &reader)
@@ -44,6 +50,7 @@ struct FolderScan {
     private mutating func walk(_ fd: Int32, relative: String, depth: Int, reader: inout BoundedFileReader) {
         var info = stat()
         guard fstat(fd, &info) == 0 else {
+            failed(relative, errno)
             close(fd)
             return
         }
@@ -54,6 +61,7 @@ struct FolderScan {
             return
         }
         guard let directory = fdopendir(fd) else {
+            failed(relative, errno)
             close(fd)
             return
         }
@@ -66,7 +74,11 @@ struct FolderScan {
         while !stopped {
             errno = 0
             guard let entry = readdir(directory) else {
-                if errno != 0 { notes.append("\(folderPath(relative)) could only be read in part: \(ReadFailure.text(errno))") }
+                let code = errno
+                if code != 0 {
+                    notes.append("\(folderPath(relative)) could only be read in part: \(ReadFailure.text(code))")
+                    unreadable.append(DesktopUnreadable(kind: .folder, path: folderPath(relative), reason: ReadFailure.text(code)))
+                }
                 return
             }
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -86,7 +98,11 @@ struct FolderScan {
                 }
                 let sub = openat(folder, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                 guard sub >= 0 else {
-                    notes.append("\(XDGBaseDirectories.join(root, relative + name)) could not be read: \(ReadFailure.text(errno))")
+                    let code = errno
+                    notes.append("\(XDGBaseDirectories.join(root, relative + name)) could not be read: \(ReadFailure.text(code))")
+                    if !ReadFailure.isAbsence(code) {
+                        unreadable.append(DesktopUnreadable(kind: .folder, path: XDGBaseDirectories.join(root, relative + name), reason: ReadFailure.text(code)))
+                    }
                     continue
                 }
                 subfolders.append(XDGBaseDirectories.join(root, relative + name))
@@ -112,8 +128,19 @@ struct FolderScan {
         }
         switch read {
         case .success(let content): files.append(Found(relativePath: relative, content: content))
-        case .failure(let failure): files.append(Found(relativePath: relative, content: .failure(.unreadable(failure.description))))
+        case .failure(let failure):
+            files.append(Found(relativePath: relative, content: .failure(.unreadable(failure.description))))
+            if case .system(let code) = failure, !ReadFailure.isAbsence(code) {
+                unreadable.append(DesktopUnreadable(kind: .entry, path: XDGBaseDirectories.join(root, relative), reason: ReadFailure.text(code)))
+            }
         }
+    }
+
+    /// A folder opened but not listed: not there any more, or unreadable now.
+    private mutating func failed(_ relative: String, _ code: Int32) {
+        guard !ReadFailure.isAbsence(code) else { return }
+        notes.append("\(folderPath(relative)) could not be read: \(ReadFailure.text(code))")
+        unreadable.append(DesktopUnreadable(kind: .folder, path: folderPath(relative), reason: ReadFailure.text(code)))
     }
 
     /// The folder at `relative` (which ends in `/`, or is empty for the root).

@@ -5,6 +5,9 @@ import NIOConcurrencyHelpers
 /// Watches the apps folders and the bundle folders in them with inotify, and calls
 /// `onChange` (on `queue`) when anything is created, removed, renamed or rewritten, so the
 /// daemon rescans. Bundle folders are watched too, so an edited Info.plist is noticed.
+/// The desktop entries' folders are watched by one made with `subfolders: false` (the
+/// reader names every folder it read, and `~/.config`'s subfolders are other programs')
+/// and a `relevant` test of names, so a program writing its own files there is no change.
 ///
 /// An apps folder may be missing (not created yet, or deleted): then its nearest existing
 /// ancestor is watched for the next path component to appear, and the watch moves down as
@@ -22,6 +25,10 @@ final class FolderWatcher: Sendable {
     /// not mark them `Sendable`: the one property the compiler takes on trust.
     nonisolated(unsafe) private let source: DispatchSourceRead
     private let onChange: @Sendable () -> Void
+    /// Whether the folders directly inside each watched folder are watched too.
+    private let subfolders: Bool
+    /// Whether an event naming a file (not a folder) in a watched folder is a change; nil: all are.
+    private let relevant: (@Sendable (String) -> Bool)?
     private let state = NIOLockedValueBox(State())
 
     /// What a watch descriptor is for. An apps folder or a bundle folder: every event
@@ -44,11 +51,13 @@ final class FolderWatcher: Sendable {
     private static let folderMask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
     private static let ancestorMask = UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
-    init?(queue: DispatchQueue, onChange: @escaping @Sendable () -> Void) {
+    init?(queue: DispatchQueue, subfolders: Bool = true, relevant: (@Sendable (String) -> Bool)? = nil, onChange: @escaping @Sendable () -> Void) {
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { return nil }
         self.queue = queue
         self.onChange = onChange
+        self.subfolders = subfolders
+        self.relevant = relevant
         source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         let fd = self.fd
         source.setEventHandler { [weak self] in self?.readEvents() }
@@ -56,8 +65,10 @@ final class FolderWatcher: Sendable {
         source.resume()
     }
 
-    /// Watches `folders` and every folder directly inside them, now or once they exist.
-    /// Calling it again (after each rescan) picks up new bundle folders; it is idempotent.
+    /// Watches `folders` (and, with `subfolders`, every folder directly inside them), now or
+    /// once they exist. Calling it again (after each rescan) picks up new bundle folders; it
+    /// is idempotent. A folder new to the list is not reported as a change: the caller has
+    /// just read it.
     func watch(_ folders: [String]) {
         queue.async { [self] in
             let changed = state.withLockedValue { state in
@@ -93,8 +104,9 @@ final class FolderWatcher: Sendable {
                         let structural = UInt32(IN_ISDIR | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW)
                         switch roles[wd] {
                         case .folder:
-                            changed = true
                             if mask & structural != 0 { reshaped = true }
+                            // The folder itself, a folder in it, or a file whose name matters.
+                            if name.isEmpty || mask & structural != 0 || relevant?(name) ?? true { changed = true }
                         case .ancestor(let next):
                             if next.contains(name) || mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { reshaped = true }
                         case nil:
@@ -120,29 +132,37 @@ final class FolderWatcher: Sendable {
         var before = state.rootWatches
         var moved = false
         // A folder may appear between looking for it and watching its parent: look again.
+        // So may a folder between a missing one and the parent watched for it (`mkdir -p`):
+        // its creation came before the watch, so look again until the parent watched is
+        // still the nearest that exists once watched.
         for _ in 0..<8 {
-            let (roles, watches) = arm(roots)
+            let (roles, watches, ancestors) = arm(roots)
             let stale = Set(state.roles.keys).subtracting(roles.keys)
             for wd in stale { inotify_rm_watch(fd, wd) }
             state.roles = roles
-            if watches != before { moved = true }
+            // A root new to this call has nothing to compare with on the first pass.
+            if watches.contains(where: { root, wd in before[root].map { $0 != wd } ?? false }) { moved = true }
             state.rootWatches = watches
             before = watches
             let missing = roots.filter { watches[$0] == -1 }
-            guard missing.contains(where: Self.isDirectory) else { break }
+            let deeper = ancestors.contains { root, parent in Self.nearestExisting(root).parent != parent }
+            guard missing.contains(where: Self.isDirectory) || deeper else { break }
         }
         return moved
     }
 
-    /// One pass: the roles of every watch wanted for `roots`, and each root's descriptor.
-    private func arm(_ roots: [String]) -> ([Int32: Role], [String: Int32]) {
+    /// One pass: the roles of every watch wanted for `roots`, each root's descriptor, and for
+    /// each missing root the parent watched for it.
+    private func arm(_ roots: [String]) -> ([Int32: Role], [String: Int32], [String: String]) {
         var wanted: [String: (mask: UInt32, next: Set<String>, folder: Bool)] = [:]
         var watchedRoots: Set<String> = []
+        var ancestors: [String: String] = [:]
         for root in roots {
             if Self.isDirectory(root) {
                 watchedRoots.insert(root)
                 wanted[root, default: (0, [], false)].mask |= Self.folderMask
                 wanted[root]!.folder = true
+                guard subfolders else { continue }
                 for entry in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
                     let path = root + "/" + entry
                     guard Self.isDirectory(path) else { continue }
@@ -150,12 +170,8 @@ final class FolderWatcher: Sendable {
                     wanted[path]!.folder = true
                 }
             } else {
-                var child = root
-                var parent = Self.parent(of: root)
-                while !Self.isDirectory(parent) && parent != child {
-                    child = parent
-                    parent = Self.parent(of: parent)
-                }
+                let (parent, child) = Self.nearestExisting(root)
+                ancestors[root] = parent
                 wanted[parent, default: (0, [], false)].mask |= Self.ancestorMask
                 wanted[parent]!.next.insert(Self.lastComponent(of: child))
             }
@@ -175,7 +191,18 @@ final class FolderWatcher: Sendable {
             }
             if watchedRoots.contains(path) { watches[path] = wd }
         }
-        return (roles, watches)
+        return (roles, watches, ancestors)
+    }
+
+    /// The nearest folder above `root` that exists, and the path below it on the way to `root`.
+    private static func nearestExisting(_ root: String) -> (parent: String, child: String) {
+        var child = root
+        var parent = parent(of: root)
+        while !isDirectory(parent) && parent != child {
+            child = parent
+            parent = Self.parent(of: parent)
+        }
+        return (parent, child)
     }
 
     private static func isDirectory(_ path: String) -> Bool {

@@ -28,6 +28,7 @@ public final class InProcessDaemon {
     private let launcher: SimulatedLauncher
     private let lines = NIOLockedValueBox<[String]>([])
     private let watchers = NIOLockedValueBox<[TriggeredFolderWatcher]>([])
+    private let desktopWatchers = NIOLockedValueBox<[TriggeredFolderWatcher]>([])
 
     /// What the daemon's wall clock reads at the start (2023-11-14 22:13:20 UTC); it moves
     /// only with `advance(by:)`, like the loop's clock, so pasteboard expiry and registration
@@ -35,31 +36,47 @@ public final class InProcessDaemon {
     public static let wallClockStart: Int64 = 1_700_000_000_000
 
     /// The daemon's built-in defaults (deadlines, background policy, limits), with no apps
-    /// folders to read.
+    /// folders to read and no desktop entries (the machine's are not the test's: set
+    /// `desktopEntries.enabled` and give a `desktopEnvironment` with private XDG folders).
     public static var defaultConfiguration: DaemonConfiguration {
         var configuration = DaemonConfiguration(appsFolders: [])
         configuration.watchAppsFolders = false
+        configuration.desktopEntries.enabled = false
         configuration.allowDebugStall = false
         return configuration
     }
 
-    /// Its blocking work (bundle reads, password hashes) runs on `loop` too, as later tasks,
-    /// so `settle()` finishes it and no other thread touches the loop; its wall clock starts
-    /// at `wallClockStart`; `passwordHasher` stands in for Argon2id when given.
-    public init(configuration: DaemonConfiguration = InProcessDaemon.defaultConfiguration, apps: [AppBundle] = [], passwordHasher: (any PasswordHasher)? = nil) {
+    /// Its blocking work (bundle reads, password hashes, the desktop layout's reads) runs on
+    /// `loop` too, as later tasks, so `settle()` finishes it and no other thread touches the
+    /// loop; its wall clock starts at `wallClockStart`; `passwordHasher` stands in for
+    /// Argon2id when given. The desktop entries (with `desktopEntries.enabled`) are read with
+    /// `desktopEnvironment` (`XDG_*`, `HOME`, `PATH`, `XDG_CURRENT_DESKTOP`), as the daemon
+    /// reads them with its own: the first read starts here and is in once the daemon has
+    /// settled; the folders' watcher is one the test triggers (`desktopFoldersChanged()`).
+    public init(configuration: DaemonConfiguration = InProcessDaemon.defaultConfiguration, apps: [AppBundle] = [], passwordHasher: (any PasswordHasher)? = nil,
+                desktopEnvironment: [String: String] = [:]) {
         launcher = SimulatedLauncher(loop: loop)
         let lines = self.lines
         let watchers = self.watchers
+        let desktopWatchers = self.desktopWatchers
         let logger = Logger(label: "launchservicesd.in-process") { _ in RecordingLogHandler(lines: lines) }
         daemon = LaunchServicesDaemon(configuration: configuration, socketPath: "/in-process/launchservicesd.socket", stateFolder: nil,
                                       activatedSocket: nil, launcher: launcher, loop: loop, logger: logger,
-                                      workers: .onLoop(loop, hasher: passwordHasher, wallClockStart: Self.wallClockStart) { onChange in
-                                          let watcher = TriggeredFolderWatcher(onChange: onChange)
-                                          watchers.withLockedValue { $0.append(watcher) }
-                                          return watcher
-                                      })
+                                      workers: .onLoop(loop, hasher: passwordHasher, wallClockStart: Self.wallClockStart,
+                                                       folderWatcher: { onChange in
+                                                           let watcher = TriggeredFolderWatcher(onChange: onChange)
+                                                           watchers.withLockedValue { $0.append(watcher) }
+                                                           return watcher
+                                                       },
+                                                       desktopWatcher: { onChange in
+                                                           let watcher = TriggeredFolderWatcher(onChange: onChange)
+                                                           desktopWatchers.withLockedValue { $0.append(watcher) }
+                                                           return watcher
+                                                       },
+                                                       environment: desktopEnvironment))
         // Registered together, as one folder scan would: they share a time, ties by id.
         daemon.registerInMemory(apps)
+        daemon.startDesktopEntries()
     }
 
     // MARK: Apps
@@ -103,6 +120,32 @@ public final class InProcessDaemon {
         for watcher in watchers.withLockedValue({ $0 }) { watcher.trigger() }
         settle()
     }
+
+    // MARK: Desktop entries
+
+    /// Something changed in the desktop folders, as inotify would say (with
+    /// `desktopEntries.watch`): the daemon reads them again 200 ms later on its clock
+    /// (`advance(by:)`).
+    public func desktopFoldersChanged() {
+        for watcher in desktopWatchers.withLockedValue({ $0 }) { watcher.trigger() }
+        settle()
+    }
+
+    /// The folders the daemon last asked to watch for desktop entries (empty without a watch,
+    /// and once the watch is cancelled).
+    public var desktopWatchedFolders: [String] {
+        guard let watcher = desktopWatchers.withLockedValue({ $0.last }), !watcher.isCancelled else { return [] }
+        return watcher.watched
+    }
+
+    /// The desktop-entries room (`isReady`, `handlers`, `chosen(forScheme:)`, `generation`, …).
+    package var desktopEntries: DesktopService { daemon.desktopEntries }
+
+    /// The desktop file ID chosen for `scheme`, if any, in the layout last read.
+    public func desktopHandler(forScheme scheme: String) -> String? { daemon.desktopEntries.chosen(forScheme: scheme)?.id }
+    /// When the registry says the desktop side first handled `scheme` (milliseconds since the
+    /// Unix epoch on the daemon's wall clock); nil when no desktop entry handles it.
+    public func desktopClaim(on scheme: String) throws -> Int64? { daemon.desktopClaim(on: try URLScheme(validating: scheme)) }
 
     /// The latest process of `app`, alive or not.
     public func app(_ id: String) -> SimulatedApp? {
