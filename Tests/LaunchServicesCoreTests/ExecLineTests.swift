@@ -190,7 +190,7 @@ struct ExecLineTests {
     func generatedURLs() throws {
         let seed = UInt64.random(in: 0...UInt64.max)
         print("ExecLineTests.generatedURLs seed: \(seed)")
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let lines = try ["app %u", "app --url=%u", "app -- %U", "\"/opt/a b/app\" %i %U --end"].map { try ExecLine(parsing: $0) }
         for _ in 0..<2000 {
             var bytes: [UInt8] = Array("x-test:".utf8)
@@ -227,7 +227,7 @@ struct ExecLineTests {
     func generatedQuoting() throws {
         let seed = UInt64.random(in: 0...UInt64.max)
         print("ExecLineTests.generatedQuoting seed: \(seed)")
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         for _ in 0..<2000 {
             let arguments = (0..<Int.random(in: 1...6, using: &random)).map { _ in
                 String(decoding: (0..<Int.random(in: 0...12, using: &random)).map { _ in
@@ -309,18 +309,5 @@ struct ExecLineTests {
         #expect(DesktopLaunchOutcome.Kind.allCases.filter(\.isSuccess) == [.delivered, .running, .forwarded])
         let failed = DesktopLaunchOutcome.failed(.system(stage: "exec", path: "/bin/nope", errno: 2, reason: "No such file or directory"))
         #expect(failed.description == "failed to start: exec '/bin/nope' failed: No such file or directory (errno 2)")
-    }
-}
-
-/// A small seeded generator, so a generated failure can be replayed from its printed seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
