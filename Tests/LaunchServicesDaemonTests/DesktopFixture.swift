@@ -172,8 +172,10 @@ final class DesktopFixture: Sendable {
 /// Polls `condition` every 20 ms until it holds, or throws naming `what` after `seconds`.
 func waitFor(_ what: String, within seconds: Double = 30, _ condition: () throws -> Bool) throws {
     let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
+    while true {
         if try condition() { return }
+        // Looked at once more after the deadline, in case this thread was not run meanwhile.
+        guard Date() < deadline else { break }
         usleep(20_000)
     }
     throw ProcessError("timed out after \(seconds) s waiting for \(what)")
