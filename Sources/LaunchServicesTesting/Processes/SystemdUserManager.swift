@@ -46,6 +46,7 @@ public final class SystemdUserManager: Sendable {
                 stop()
                 throw ProcessError("the user manager did not start within 30 s (state '\(state)'): \(log)")
             }
+            // A test's own thread polling another process's state; no event loop waits.
             usleep(50_000)
         }
     }
