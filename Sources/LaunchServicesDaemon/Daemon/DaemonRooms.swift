@@ -49,7 +49,7 @@ final class DaemonRooms {
             pasteboards: pasteboards,
             admin: AdminService(configuration: configuration, socketPath: socketPath, logger: logger, loop: loop,
                                 appLogs: (launcher as? AppLauncher)?.output?.report, registry: registry, lifecycle: lifecycle, records: records,
-                                pasteboards: pasteboards, storage: storage, connections: connections))
+                                pasteboards: pasteboards, storage: storage, connections: connections, desktop: desktop))
         connections.events = connectionService
         supervisor.exited = { [unowned lifecycle] in lifecycle.processExited($0, status: $1) }
     }
