@@ -6,7 +6,7 @@ import LaunchServicesProtocol
 /// Prints an explanation document (explain, default) for a person: the handler and why, the
 /// other claims, and how the desktop entries chose among themselves, to the line.
 func printExplanation(_ e: ExplainReport) {
-    let desktopFile = e.isDesktop ? e.desktop?.candidates.first { $0.id == e.app && $0.verdict == "chosen" }?.file : nil
+    let desktopFile = e.isDesktop ? e.desktop?.candidates.first { $0.id == e.app && $0.isUsable }?.file : nil
     printEscaped("\(e.url) → \(e.app ?? "no app")\(e.isDesktop ? " (desktop entry\(desktopFile.map { ", \($0)" } ?? ""))" : "")")
     printEscaped("  why: \(e.why)")
     if let kind = e.kind { printEscaped("  kind: \(kind) (CFBundleURLName)") }

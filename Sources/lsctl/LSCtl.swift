@@ -91,7 +91,9 @@ struct Register: ParsableCommand {
         let app = report.registered
         printEscaped("registered \(app.id) (\(app.schemes.joined(separator: ", ")))")
         for held in report.heldByOthers {
-            let why = held.reason == "userDefault" ? "your default" : "registered first, since \(held.claims.first { $0.app == held.app }?.since ?? "?")"
+            let since = held.claims.first { $0.app == held.app }?.since ?? "?"
+            let why = held.reason == "userDefault" ? "your default"
+                : held.handlerKind == HandlerKindName.desktop ? "a desktop entry: desktop entries handled it first, since \(since)" : "registered first, since \(since)"
             printEscaped("  '\(held.scheme):' still opens with \(held.app) (\(why)); lsctl default \(held.scheme) \(app.id) to open it with \(app.id)")
         }
     }
@@ -246,7 +248,7 @@ struct Status: ParsableCommand {
         guard d.enabled else { return printEscaped("  desktop entries: not read (desktopEntries.enabled is false)") }
         guard d.ready else { return printEscaped("  desktop entries: the first read is under way") }
         let watched = d.foldersWatched > 0 ? "\(d.foldersWatched) folders watched" : "not watched"
-        printEscaped("  desktop entries: \(d.entries) entries, \(d.schemesHandled) schemes handled; read \(d.generation) times, last at \(d.lastRead ?? "-"); \(watched)")
+        printEscaped("  desktop entries: \(d.entries) entries, \(d.schemesHandled) schemes handled; read \(d.generation == 1 ? "once" : "\(d.generation) times"), last at \(d.lastRead ?? "-"); \(watched)")
         printEscaped("    folders: \(d.folders.joined(separator: ", "))")
         for problem in d.problems { printEscaped("    problem: \(problem)") }
         if d.moreProblems > 0 { printEscaped("    and \(d.moreProblems) more problems (see the daemon's log)") }

@@ -49,8 +49,11 @@ import Testing
     @Test func explainNamesTheDesktopEntryTheLineThatChoseItAndWhyEachOtherLost() throws {
         try TemporaryFolder.with(prefix: "ls-kit-admin") { root in
             let daemon = Kit.daemon(try Self.layout(root))
-            let client = daemon.connect()
-            // Asked before the first read is in: answered once it is.
+            // Asked before the first read is in (the loop has not run since the start, and
+            // the hello and the request are taken in as they arrive): answered once it is.
+            let client = daemon.connect(greet: false)
+            client.sendRaw(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .client, program: "early")))
+            #expect(!daemon.desktopEntries.isReady)
             let report = try Self.command(client, .explain(url: "mailto:a@example.org"), as: ExplainReport.self)
             #expect(report.app == "mail.desktop")
             #expect(report.handlerKind == "desktop")
