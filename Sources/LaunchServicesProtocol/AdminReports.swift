@@ -161,8 +161,8 @@ public struct SchemeReport: Codable, Sendable, Equatable {
     /// handlers are all native).
     public var handlerKind: String?
     /// The desktop entries that can open the scheme (the one the desktop rules choose, then
-    /// those they rank after it), among `claimants` (added in 0.3; empty when none, and from
-    /// older daemons).
+    /// those they rank after it), among `claimants` (added in 0.3; left out when empty, so a
+    /// row of apps alone reads as before).
     public var desktopClaimants: [String]
     /// The line that made the desktop rules choose their entry for the scheme, whether or not
     /// that entry opens it (added in 0.3); absent when no desktop entry can.
@@ -193,6 +193,19 @@ public struct SchemeReport: Codable, Sendable, Equatable {
                   desktopClaimants: try c.decodeIfPresent([String].self, forKey: .desktopClaimants) ?? [],
                   desktopDecidedBy: try c.decodeIfPresent(DesktopSourceReport.self, forKey: .desktopDecidedBy))
     }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(scheme, forKey: .scheme)
+        try c.encode(app, forKey: .app)
+        try c.encode(reason, forKey: .reason)
+        try c.encode(claimants, forKey: .claimants)
+        try c.encode(claims, forKey: .claims)
+        try c.encodeIfPresent(kind, forKey: .kind)
+        try c.encodeIfPresent(handlerKind, forKey: .handlerKind)
+        if !desktopClaimants.isEmpty { try c.encode(desktopClaimants, forKey: .desktopClaimants) }
+        try c.encodeIfPresent(desktopDecidedBy, forKey: .desktopDecidedBy)
+    }
 }
 
 /// Which handler would open a URL, and why (`explain`, `default`, `clear-default`): an app
@@ -222,7 +235,7 @@ public struct ExplainReport: Codable, Sendable, Equatable {
     /// `native` or `desktop`: what `app` is (added in 0.3); absent with `app`, and from older
     /// daemons (whose handlers are all native).
     public var handlerKind: String?
-    /// The desktop entries among `claimants` (added in 0.3; empty when none).
+    /// The desktop entries among `claimants` (added in 0.3; left out when empty).
     public var desktopClaimants: [String]
     /// How the desktop entries chose among themselves, to the line (added in 0.3); absent when
     /// desktop entries are not read, for an app asking, and from older daemons.
@@ -262,6 +275,23 @@ public struct ExplainReport: Codable, Sendable, Equatable {
                   handlerKind: try c.decodeIfPresent(String.self, forKey: .handlerKind),
                   desktopClaimants: try c.decodeIfPresent([String].self, forKey: .desktopClaimants) ?? [],
                   desktop: try c.decodeIfPresent(DesktopChoiceReport.self, forKey: .desktop))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(url, forKey: .url)
+        try c.encode(scheme, forKey: .scheme)
+        try c.encodeIfPresent(app, forKey: .app)
+        try c.encode(reason, forKey: .reason)
+        try c.encode(why, forKey: .why)
+        try c.encode(claimants, forKey: .claimants)
+        try c.encodeIfPresent(userDefault, forKey: .userDefault)
+        try c.encode(claims, forKey: .claims)
+        try c.encodeIfPresent(kind, forKey: .kind)
+        try c.encode(refusedClaims, forKey: .refusedClaims)
+        try c.encodeIfPresent(handlerKind, forKey: .handlerKind)
+        if !desktopClaimants.isEmpty { try c.encode(desktopClaimants, forKey: .desktopClaimants) }
+        try c.encodeIfPresent(desktop, forKey: .desktop)
     }
 
     /// Whether `app` is a desktop entry.
