@@ -1,15 +1,9 @@
+import LaunchServicesCore
+
 /// The desktop side of the administrative reports (added in 0.3): how the desktop entries
 /// chose among themselves for a scheme (`ExplainReport.desktop`), the line that decided
 /// (`SchemeReport.desktopDecidedBy`), and what `status` says of their reading
 /// (`StatusReport.desktopEntries`). Field names are part of the interface: add, never rename.
-
-/// The two kinds of handler, as reports name them (`handlerKind`).
-public enum HandlerKindName {
-    /// An app registered with the daemon (an Info.plist bundle), with the full launch lifecycle.
-    public static let native = "native"
-    /// A freedesktop desktop entry, named by its desktop file ID (`org.example.Mail.desktop`).
-    public static let desktop = "desktop"
-}
 
 /// A line of a file that made an entry a candidate: a `mimeapps.list` group's line, a
 /// `mimeinfo.cache` line, or the entry's own `MimeType`.
@@ -122,6 +116,16 @@ public struct DesktopChoiceReport: Codable, Sendable, Equatable {
                   candidates: try c.decodeIfPresent([DesktopCandidateReport].self, forKey: .candidates) ?? [],
                   notes: try c.decodeIfPresent([String].self, forKey: .notes) ?? [])
     }
+}
+
+extension ClaimReport {
+    /// Whether this is the desktop side's claim.
+    public var isDesktop: Bool { handlerKind == SchemeResolution.Kind.desktop.rawValue }
+}
+
+extension ExplainReport {
+    /// Whether `app` is a desktop entry.
+    public var isDesktop: Bool { handlerKind == SchemeResolution.Kind.desktop.rawValue }
 }
 
 /// `status`'s `desktopEntries`: whether desktop entries are read, how many, from where, when

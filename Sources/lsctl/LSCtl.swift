@@ -93,7 +93,7 @@ struct Register: ParsableCommand {
         for held in report.heldByOthers {
             let since = held.claims.first { $0.app == held.app }?.since ?? "?"
             let why = held.reason == "userDefault" ? "your default"
-                : held.handlerKind == HandlerKindName.desktop ? "a desktop entry: desktop entries handled it first, since \(since)" : "registered first, since \(since)"
+                : held.handlerKind == SchemeResolution.Kind.desktop.rawValue ? "a desktop entry: desktop entries handled it first, since \(since)" : "registered first, since \(since)"
             printEscaped("  '\(held.scheme):' still opens with \(held.app) (\(why)); lsctl default \(held.scheme) \(app.id) to open it with \(app.id)")
         }
     }
@@ -181,7 +181,7 @@ extension RescanSummary: DecidesExitStatus {
 struct Schemes: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List every scheme an app declares or a desktop entry can open, the handler that opens it, and why.",
-        discussion: "TYPE is app (registered with launchservicesd) or desktop (a desktop entry); KIND is the app's CFBundleURLName for the scheme.")
+        discussion: "TYPE is native (an app registered with launchservicesd) or desktop (a desktop entry); KIND is the app's CFBundleURLName for the scheme.")
     @OptionGroup var options: CommonOptions
 
     func run() throws {
@@ -305,10 +305,10 @@ struct DebugStall: ParsableCommand {
     }
 }
 
-/// `app` (registered with launchservicesd) or `desktop` (a desktop entry); `app` for an older
-/// daemon's rows, which are all apps.
+/// `native` (an app registered with launchservicesd) or `desktop` (a desktop entry); `native`
+/// for an older daemon's rows, which are all apps.
 func handlerType(_ kind: String?) -> String {
-    kind == HandlerKindName.desktop ? "desktop" : "app"
+    kind ?? SchemeResolution.Kind.native.rawValue
 }
 
 /// Left-aligned columns, as `systemctl list-units` prints them.

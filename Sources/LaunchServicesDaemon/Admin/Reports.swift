@@ -50,13 +50,8 @@ extension ClaimReport {
 extension ClaimReport {
     /// A claim of either kind: an app's, or the desktop side's (its chosen entry).
     init(_ claim: SchemeResolution.Claim) {
-        self.init(app: claim.id, since: ClaimTime.iso8601(claim.since), handlerKind: claim.kind == .desktop ? HandlerKindName.desktop : nil)
+        self.init(app: claim.id, since: ClaimTime.iso8601(claim.since), handlerKind: claim.kind == .desktop ? claim.kind.rawValue : nil)
     }
-}
-
-extension SchemeResolution.Kind {
-    /// `native` or `desktop`, as reports name it.
-    var reportName: String { self == .desktop ? HandlerKindName.desktop : HandlerKindName.native }
 }
 
 extension DesktopSourceReport {

@@ -73,7 +73,7 @@ final class RegistryCommands {
     private func schemesHeld(from bundle: AppBundle) -> [SchemeReport] {
         let explanation = explanation
         return bundle.schemes.compactMap { scheme in
-            guard let row = explanation.row(scheme), row.app != bundle.id || row.handlerKind != HandlerKindName.native else { return nil }
+            guard let row = explanation.row(scheme), row.app != bundle.id || row.handlerKind != SchemeResolution.Kind.native.rawValue else { return nil }
             return row
         }
     }

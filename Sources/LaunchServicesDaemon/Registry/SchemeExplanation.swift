@@ -85,7 +85,7 @@ struct SchemeExplanation {
             url: url ?? "\(scheme):", scheme: scheme.normalized, app: resolution.handler.id, reason: resolution.reason.rawValue,
             why: Self.why(resolution, scheme: scheme, native: native, desktop: choice), claimants: native + desktopClaimants, userDefault: userDefault,
             claims: resolution.claims.map(ClaimReport.init), kind: kind, refusedClaims: refusedClaims,
-            handlerKind: resolution.handler.kind.reportName, desktopClaimants: desktopClaimants, desktop: desktopReport)
+            handlerKind: resolution.handler.kind.rawValue, desktopClaimants: desktopClaimants, desktop: desktopReport)
     }
 
     /// `scheme`'s row in `lsctl schemes` (and `conflicts`, with `onlyConflicts`: a scheme more
@@ -99,7 +99,7 @@ struct SchemeExplanation {
         var kind: String?
         if case .native(let app) = resolution.handler { kind = app.kind(of: scheme) }
         return SchemeReport(scheme: scheme.normalized, app: resolution.handler.id, reason: resolution.reason.rawValue, claimants: native + desktopClaimants,
-                            claims: resolution.claims.map(ClaimReport.init), kind: kind, handlerKind: resolution.handler.kind.reportName,
+                            claims: resolution.claims.map(ClaimReport.init), kind: kind, handlerKind: resolution.handler.kind.rawValue,
                             desktopClaimants: desktopClaimants, desktopDecidedBy: choice?.chosen.map { DesktopSourceReport($0.source) })
     }
 
