@@ -248,4 +248,14 @@ import Testing
             #expect(try Self.query(app, .status, as: StatusReport.self).desktopEntries == nil)
         }
     }
+
+    @Test func withDesktopEntriesOffADesktopDefaultIsRefusedSayingSo() throws {
+        let daemon = InProcessDaemon(apps: [.simulated("com.example.mail", schemes: ["mailto"])])
+        let client = daemon.connect()
+        let refused = try #require(Self.refusal(client, .setDefault(scheme: "mailto", app: "mail.desktop")))
+        #expect(refused.code == .invalidRequest)
+        #expect(refused.message.contains("desktop entries are not read (desktopEntries.enabled is false)"), "\(refused.message)")
+        let report = try Self.command(client, .explain(url: "mailto:x"), as: ExplainReport.self)
+        #expect(report.app == "com.example.mail" && report.handlerKind == "native" && report.desktop == nil && report.desktopClaimants.isEmpty)
+    }
 }
