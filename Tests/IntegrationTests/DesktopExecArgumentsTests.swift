@@ -38,22 +38,34 @@ struct DesktopExecArgumentsTests {
         let run = try s.lsopen("--json", "x-list:a?b=c")
         #expect(run.status == 0, "\(run.said)")
         let pid = try #require(run.int("pid").map(Int32.init), "\(run.said)")
-        #expect(try s.handler(pid: pid).arguments == ["exit0", "x-list:a?b=c", "--last"])
+        #expect(try s.handler(pid: pid).arguments == ["exit0", "x-list:a?b=c", "--last"], "\(s.handlerRecords)")
         #expect(s.handlerRecords.count == 1)
     }
 
-    @Test("%%, %c, %k, %i and a quoted argument holding spaces, ';' and '#' arrive as written; deprecated codes are dropped")
+    @Test("%%, %c, %k and a quoted argument holding spaces, ';' and '#' arrive as written; a deprecated code is dropped")
     func otherFieldCodes() throws {
         var entryPath = ""
         let s = try DesktopSession { s in
-            entryPath = try s.entry("fields.desktop", exec: #"itrecord exit0 "two words; #not a comment" 100%% %i %c %k %d %u"#, schemes: ["x-fields"],
-                                    name: "Field Codes", extra: ["Icon=it-icon"])
+            entryPath = try s.entry("fields.desktop", exec: #"itrecord exit0 "two words; #not a comment" 100%% %c %k %d %u"#, schemes: ["x-fields"],
+                                    name: "Field Codes")
         }
         defer { s.stop() }
         let run = try s.lsopen("--json", "x-fields:x")
         #expect(run.status == 0, "\(run.said)")
         let pid = try #require(run.int("pid").map(Int32.init), "\(run.said)")
-        #expect(try s.handler(pid: pid).arguments == ["exit0", "two words; #not a comment", "100%", "--icon", "it-icon", "Field Codes", entryPath, "x-fields:x"])
+        #expect(try s.handler(pid: pid).arguments == ["exit0", "two words; #not a comment", "100%", "Field Codes", entryPath, "x-fields:x"], "\(s.handlerRecords)")
+    }
+
+    @Test("%i: --icon and the entry's Icon value, as two arguments")
+    func iconFieldCode() throws {
+        let s = try DesktopSession { s in
+            try s.entry("icon.desktop", exec: "itrecord exit0 %i %u", schemes: ["x-icon"], extra: ["Icon=it-icon"])
+        }
+        defer { s.stop() }
+        let run = try s.lsopen("--json", "x-icon:x")
+        #expect(run.status == 0, "\(run.said)")
+        let pid = try #require(run.int("pid").map(Int32.init), "\(run.said)")
+        #expect(try s.handler(pid: pid).arguments == ["exit0", "--icon", "it-icon", "x-icon:x"], "\(s.handlerRecords)")
     }
 
     /// A URL the URL rules accept (no space: `%20`) holding what a shell would act on: each
@@ -77,7 +89,7 @@ struct DesktopExecArgumentsTests {
         #expect(single.status == 0, "\(single.said)")
         #expect(single.string("url") == url)
         let pid = try #require(single.int("pid").map(Int32.init), "\(single.said)")
-        #expect(try s.handler(pid: pid).arguments == ["exit0", url])
+        #expect(try s.handler(pid: pid).arguments == ["exit0", url], "\(s.handlerRecords)")
 
         let listURL = "x-inject-list" + String(url.dropFirst("x-inject".count))
         let list = try s.lsopen(listURL)
@@ -101,7 +113,7 @@ struct DesktopExecArgumentsTests {
         #expect(run.string("outcome") == "forwarded", "\(run.said)")
         let pid = try #require(run.int("pid").map(Int32.init), "\(run.said)")
         // The terminal became the command (exec): one pid, two records.
-        #expect(try s.handler(pid: pid).arguments == ["exit0", url])
+        #expect(try s.handler(pid: pid).arguments == ["exit0", url], "\(s.handlerRecords)")
         let terminals = s.terminalRecords
         #expect(terminals.count == 1, "\(terminals)")
         #expect(terminals.first?.pid == pid)

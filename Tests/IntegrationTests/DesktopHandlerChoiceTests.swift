@@ -25,7 +25,7 @@ struct DesktopHandlerChoiceTests {
         #expect(run.status == 0, "\(run.said)")
         #expect(run.string("app") == "c-installed.desktop", "\(run.said)")
         let pid = try #require(run.int("pid").map(Int32.init), "\(run.said)")
-        #expect(try s.handler(pid: pid).arguments == ["exit0", "--c", "x-skip:1"])
+        #expect(try s.handler(pid: pid).arguments == ["exit0", "--c", "x-skip:1"], "\(s.handlerRecords)")
 
         let none = try s.lsopen("--json", "x-none:1")
         #expect(none.status == 66, "\(none.said)")
@@ -45,7 +45,7 @@ struct DesktopHandlerChoiceTests {
         #expect(run.status == 0, "\(run.said)")
         #expect(run.string("app") == "visible.desktop", "\(run.said)")
         let pid = try #require(run.int("pid").map(Int32.init), "\(run.said)")
-        #expect(try s.handler(pid: pid).arguments == ["exit0", "--visible", "x-hide:1"])
+        #expect(try s.handler(pid: pid).arguments == ["exit0", "--visible", "x-hide:1"], "\(s.handlerRecords)")
 
         let none = try s.lsopen("--json", "x-only-hidden:1")
         #expect(none.status == 66, "\(none.said)")
@@ -87,7 +87,7 @@ struct DesktopHandlerChoiceTests {
         #expect(run.string("kind") == "desktop", "\(run.said)")
         #expect(run.string("app") == "early.desktop", "\(run.said)")
         let pid = try #require(run.int("pid").map(Int32.init), "\(run.said)")
-        #expect(try s.handler(pid: pid).arguments == ["exit0", "x-both:1"])
+        #expect(try s.handler(pid: pid).arguments == ["exit0", "x-both:1"], "\(s.handlerRecords)")
         #expect(s.nativeAppPIDs.isEmpty, "the native app was launched")
     }
 
@@ -110,7 +110,7 @@ struct DesktopHandlerChoiceTests {
         #expect(run.string("kind") == "desktop", "\(run.said)")
         #expect(run.string("app") == "chosen.desktop", "\(run.said)")
         let pid = try #require(run.int("pid").map(Int32.init), "\(run.said)")
-        #expect(try s.handler(pid: pid).arguments == ["exit0", "--chosen", "x-pref:1"])
+        #expect(try s.handler(pid: pid).arguments == ["exit0", "--chosen", "x-pref:1"], "\(s.handlerRecords)")
 
         // Kept across a restart (it is in the database).
         s.stopDaemon()
@@ -148,7 +148,7 @@ struct DesktopHandlerChoiceTests {
         #expect(run.string("kind") == "desktop", "\(run.said)")
         #expect(run.string("app") == "real.desktop", "\(run.said)")
         let pid = try #require(run.int("pid").map(Int32.init), "\(run.said)")
-        #expect(try s.handler(pid: pid).arguments == ["exit0", "x-exp:1"])
+        #expect(try s.handler(pid: pid).arguments == ["exit0", "x-exp:1"], "\(s.handlerRecords)")
         #expect(!s.output.contains("is now \(DesktopEntryCheck.exportedEntryID)"), "the exported entry was chosen at some read")
 
         // Only our entry left: no handler, never lsopen launching lsopen.

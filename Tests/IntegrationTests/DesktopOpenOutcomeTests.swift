@@ -42,7 +42,7 @@ struct DesktopOpenOutcomeTests {
         let pid = try #require(json.int("pid").map(Int32.init), "\(json.said)")
         s.track(pid)
         #expect(isAlive(pid), "running, and still alive")
-        #expect(try s.handler(pid: pid).arguments == ["sleep", "x-web:one"])
+        #expect(try s.handler(pid: pid).arguments == ["sleep", "x-web:one"], "\(s.handlerRecords)")
 
         let text = try s.lsopen("x-web:two")
         #expect(text.status == 0, "\(text.said)")
@@ -54,7 +54,7 @@ struct DesktopOpenOutcomeTests {
         s.track(second)
         #expect(second != pid)
         #expect(isAlive(second))
-        #expect(try s.handler(pid: second).arguments == ["sleep", "x-web:two"])
+        #expect(try s.handler(pid: second).arguments == ["sleep", "x-web:two"], "\(s.handlerRecords)")
     }
 
     @Test("forwarded: the handler exits 0 within the grace; --json has its pid and status 0; the text says it handed the URL on; exit 0")
@@ -71,7 +71,7 @@ struct DesktopOpenOutcomeTests {
         #expect(json.int("exitStatus") == 0)
         #expect(json.json?["signal"] == nil)
         let pid = try #require(json.int("pid").map(Int32.init), "\(json.said)")
-        #expect(try s.handler(pid: pid).arguments == ["exit0", "x-web:one"])
+        #expect(try s.handler(pid: pid).arguments == ["exit0", "x-web:one"], "\(s.handlerRecords)")
         #expect(!isAlive(pid))
 
         let text = try s.lsopen("x-web:two")
@@ -80,7 +80,7 @@ struct DesktopOpenOutcomeTests {
         #expect(line.hasPrefix("handed x-web:two to \(Self.browser): pid "), "\(text.said)")
         #expect(line.contains(" exited 0 within the grace, as an app does when it passes the URL to its running instance (total "), "\(line)")
         let second = try #require(Self.pid(in: line), "\(line)")
-        #expect(try s.handler(pid: second).arguments == ["exit0", "x-web:two"])
+        #expect(try s.handler(pid: second).arguments == ["exit0", "x-web:two"], "\(s.handlerRecords)")
     }
 
     @Test("exited 3 with stderr lines: not opened; --json has crashed, the status, the pid and the lines; the text prints them; exit 68")
@@ -99,7 +99,7 @@ struct DesktopOpenOutcomeTests {
         #expect(json.json?["stderr"] as? [String] == HandlerPrograms.failLines, "\(json.said)")
         #expect(json.errorCode == "crashed", "\(json.said)")
         let pid = try #require(json.int("pid").map(Int32.init), "\(json.said)")
-        #expect(try s.handler(pid: pid).arguments == ["fail", "x-web:one"])
+        #expect(try s.handler(pid: pid).arguments == ["fail", "x-web:one"], "\(s.handlerRecords)")
         let message = try #require(json.errorMessage)
         for part in [Self.browser, "\(HandlerPrograms.failStatus)", "\(pid)"] + HandlerPrograms.failLines {
             #expect(message.contains(part), "the message lacks \(part): \(message)")
@@ -127,7 +127,7 @@ struct DesktopOpenOutcomeTests {
         #expect(json.json?["exitStatus"] == nil, "\(json.said)")
         #expect(json.errorCode == "crashed")
         let pid = try #require(json.int("pid").map(Int32.init), "\(json.said)")
-        #expect(try s.handler(pid: pid).arguments == ["kill", "x-web:one"])
+        #expect(try s.handler(pid: pid).arguments == ["kill", "x-web:one"], "\(s.handlerRecords)")
     }
 
     @Test("failed to start: a program the kernel cannot run (format, permission, missing interpreter) names the path and errno; exit 68, never opened")

@@ -31,7 +31,7 @@ struct DesktopToolsTests {
         #expect(run.string("app") == "second.desktop", "\(run.said)")
         #expect(run.string("kind") == "desktop")
         let pid = try #require(run.int("pid").map(Int32.init), "\(run.said)")
-        #expect(try s.handler(pid: pid).arguments == ["exit0", "--second", "x-pick:1"])
+        #expect(try s.handler(pid: pid).arguments == ["exit0", "--second", "x-pick:1"], "\(s.handlerRecords)")
 
         let hidden = try s.lsopen("--json", "--app", "hidden.desktop", "x-pick:2")
         #expect(hidden.status == 66, "\(hidden.said)")
