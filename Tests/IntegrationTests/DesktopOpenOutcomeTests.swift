@@ -130,7 +130,7 @@ struct DesktopOpenOutcomeTests {
         #expect(try s.handler(pid: pid).arguments == ["kill", "x-web:one"], "\(s.handlerRecords)")
     }
 
-    @Test("failed to start: a program the kernel cannot run (format, permission, missing interpreter) names the path and errno; exit 68, never opened")
+    @Test("failed to start: a program the kernel cannot run (format, permission, missing interpreter) or a missing working folder names the path and errno; exit 68, never opened")
     func failedToStart() throws {
         let s = try DesktopSession(graceSeconds: 30) { s in
             // Executable files, so the entries are handlers (their programs are installed).
@@ -141,15 +141,16 @@ struct DesktopOpenOutcomeTests {
             try s.entry("garbage.desktop", exec: "itgarbage %u", schemes: ["x-garbage"])
             try s.entry("orphan.desktop", exec: "itorphan %u", schemes: ["x-orphan"])
             try s.entry("plain.desktop", exec: s.root + "/opt/itplain %u", schemes: ["x-plain"])
+            try s.entry("nodir.desktop", exec: "itrecord exit0 %u", schemes: ["x-nodir"], extra: ["Path=\(s.root)/no-such-folder"])
         }
         defer { s.stop() }
-        try s.waitForLog("desktop entries read: 3 entries")
+        try s.waitForLog("desktop entries read: 4 entries")
         // No longer executable after the read (PATH and programs are not watched): the
         // entry is still the handler, and the kernel refuses to run it.
         #expect(chmod(s.root + "/opt/itplain", 0o644) == 0)
 
         for (scheme, path, errno) in [("x-garbage", s.bin + "/itgarbage", ENOEXEC), ("x-orphan", s.bin + "/itorphan", ENOENT),
-                                      ("x-plain", s.root + "/opt/itplain", EACCES)] {
+                                      ("x-plain", s.root + "/opt/itplain", EACCES), ("x-nodir", s.root + "/no-such-folder", ENOENT)] {
             let json = try s.lsopen("--json", scheme + ":one")
             #expect(json.status == 68, "\(scheme): \(json.said)")
             #expect(json.bool("opened") == false, "\(scheme)")
@@ -166,5 +167,24 @@ struct DesktopOpenOutcomeTests {
         #expect(text.stdout.isEmpty, "\(text.said)")
         #expect(text.stderr.hasPrefix("lsopen: ") && text.stderr.contains(s.bin + "/itorphan") && text.stderr.contains("errno \(ENOENT)"), "\(text.said)")
         #expect(s.handlerRecords.isEmpty, "nothing ran: \(s.handlerRecords)")
+    }
+
+    @Test("failed to start: an Exec line that cannot be used safely (a reserved character, a field code inside quotes as in sh -c, a URL for a files-only app) is named; nothing runs")
+    func unusableExecLine() throws {
+        let s = try DesktopSession(graceSeconds: 30) { s in
+            try s.entry("reserved.desktop", exec: "itrecord exit0 a;b %u", schemes: ["x-reserved"])
+            try s.entry("shell.desktop", exec: #"sh -c "itrecord exit0 %u""#, schemes: ["x-shell"])
+            try s.entry("files.desktop", exec: "itrecord exit0 %f", schemes: ["x-files"])
+        }
+        defer { s.stop() }
+        for (scheme, words) in [("x-reserved", "outside quotes"), ("x-shell", "inside a quoted argument"), ("x-files", "local files")] {
+            let run = try s.lsopen("--json", scheme + ":$(touch${IFS}\(s.root)/pwned)")
+            #expect(run.status == 68, "\(scheme): \(run.said)")
+            #expect(run.string("outcome") == "failedToStart", "\(scheme): \(run.said)")
+            #expect(run.errorCode == "launchFailed", "\(scheme): \(run.said)")
+            #expect((run.errorMessage ?? "").contains(words), "\(scheme): \(run.said)")
+        }
+        #expect(s.handlerRecords.isEmpty, "\(s.handlerRecords)")
+        #expect(!FileManager.default.fileExists(atPath: s.root + "/pwned"), "a shell ran the URL")
     }
 }
