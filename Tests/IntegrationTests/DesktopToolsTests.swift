@@ -3,8 +3,9 @@ import LaunchServicesTesting
 import Testing
 
 /// The tools with desktop apps, through a real daemon: `lsopen --app DESKTOP-ID` (a usable
-/// handler, chosen or outranked; otherwise noHandler saying why), `--can-open` counting
-/// desktop handlers, `--background` refused, `lsctl history` recording desktop opens with
+/// handler, chosen or outranked; otherwise noHandler saying why), `--can-open` (and an app's
+/// `canOpenURL`) counting desktop handlers, `--background` refused, `--fallback`, an app
+/// opening a desktop app's URL, `lsctl history` recording desktop opens with
 /// their kind and outcome, `lsctl running` listing a desktop app while it lives, and
 /// `lsctl quit DESKTOP-ID` refused.
 @Suite("Desktop apps: lsopen's options and lsctl", .serialized)
@@ -129,5 +130,36 @@ struct DesktopToolsTests {
         try waitUntil("first.desktop to leave lsctl running", within: 30) {
             !(try s.lsctl("running", "--json").stdout.contains("first.desktop"))
         }
+    }
+
+    @Test("--fallback: no app handles the URL, so the fallback opens in its desktop handler, and says so")
+    func fallback() throws {
+        let s = try Self.session()
+        defer { s.stop() }
+        let run = try s.lsopen("--json", "--fallback", "x-pick:store", "x-nothing:1")
+        #expect(run.status == 0, "\(run.said)")
+        #expect(run.string("fallbackFrom") == "x-nothing:1", "\(run.said)")
+        #expect(run.string("app") == "first.desktop", "\(run.said)")
+        #expect(run.string("outcome") == "forwarded", "\(run.said)")
+        let pid = try #require(run.int("pid").map(Int32.init), "\(run.said)")
+        #expect(try s.handler(pid: pid).arguments == ["exit0", "--first", "x-pick:store"], "\(s.handlerRecords)")
+    }
+
+    @Test("an app's canOpenURL counts a desktop handler, and its open of that URL starts the desktop app")
+    func fromAnApp() throws {
+        var caller = TestApp.test("caller", "--can-open-url=x-pick:1", "--open-url=x-pick:from-app")
+        caller.queriesSchemes = ["x-pick"]
+        let s = try DesktopSession(graceSeconds: 30, nativeApps: [caller]) { s in
+            try s.entry("first.desktop", exec: "itrecord exit0 %u", schemes: ["x-pick"])
+        }
+        defer { s.stop() }
+        let run = try s.lsopen("--json", "caller:go")
+        #expect(run.status == 0, "\(run.said)")
+        let events = { ((try? String(contentsOfFile: s.eventLog, encoding: .utf8)) ?? "") }
+        try waitUntil("the app's open to be answered", within: 30) { events().contains("openResult x-pick:from-app") }
+        #expect(events().contains("canOpenURL x-pick:1 -> true"), "\(events())")
+        #expect(events().contains("openResult x-pick:from-app opened=true app=first.desktop error=nil"), "\(events())")
+        let records = try s.waitForHandlers(1)
+        #expect(records.map(\.arguments) == [["exit0", "x-pick:from-app"]], "\(records)")
     }
 }
