@@ -59,7 +59,7 @@ final class DaemonRooms {
             pasteboards: pasteboards,
             admin: AdminService(configuration: configuration, socketPath: socketPath, logger: logger, loop: loop,
                                 appLogs: appOutput?.report, registry: registry, lifecycle: lifecycle, records: records,
-                                pasteboards: pasteboards, storage: storage, connections: connections))
+                                pasteboards: pasteboards, storage: storage, connections: connections, desktop: desktop))
         connections.events = connectionService
         connectionService.admin.desktopRunning = { [unowned desktopOpening] in desktopOpening.runningApps }
         supervisor.exited = { [unowned lifecycle] in lifecycle.processExited($0, status: $1) }
