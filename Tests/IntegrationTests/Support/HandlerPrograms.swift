@@ -14,8 +14,9 @@ import LaunchServicesTesting
 /// `itterm -e PROGRAM ARGS…` (a terminal emulator, `$TERMINAL`) records the same way
 /// (`terminal-PID.rec`), then becomes `PROGRAM ARGS…` (exec, same pid), as `xterm -e` does.
 ///
-/// Both are Debian's `/usr/bin/python3`: no shell reads their arguments, so an argument that
-/// reached a shell shows as the files its `$(…)`, backticks, `;`, `|` or `&` would create.
+/// Both are Debian's `/usr/bin/python3` (installed with python3-dbus by scripts/test): no
+/// shell reads their arguments, so an argument that reached a shell shows as the files its
+/// `$(…)`, backticks, `;`, `|` or `&` would create.
 enum HandlerPrograms {
     static let python = "/usr/bin/python3"
     /// What `itrecord fail` writes to stderr, in order.
@@ -75,6 +76,9 @@ enum HandlerPrograms {
 
     /// Writes both programs into `bin` (mode 0755).
     static func install(in bin: String) throws {
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw HarnessError("\(python) is missing: scripts/test installs it (apt-get install python3-dbus)")
+        }
         for (name, text) in [("itrecord", recorder), ("itterm", terminal)] {
             let path = bin + "/" + name
             try writeFile(text, to: path)
