@@ -138,6 +138,24 @@ struct SessionBusTests {
         try waitUntil("todolist has the URL", within: 10) { h.appOutput.contains("[todolist] host: again") }
     }
 
+    @Test("an app's child calling Open over D-Bus speaks as that app: the URL arrives with the app as its source")
+    func appChildSpeaksAsApp() throws {
+        let bus = try PrivateSessionBus(apps: [:])
+        defer { bus.remove() }
+        let out = try AppIdentityTests.scratchFolder("lsbus")
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let script = "/usr/bin/gdbus call --address \(bus.address) --dest \(Self.name) --object-path \(Self.path) --method org.freedesktop.Application.Open \"['alpha:fromchild']\" '{}' >\(out)/gdbus.out 2>&1; echo $? >\(out)/status"
+        let h = try DaemonHarness(apps: [.test("alpha"), .test("zevil", "--child-run=\(script)")], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        defer { h.stop() }
+        try waitUntil("the daemon owns its name", within: 20) { h.daemonOutput.contains("owns \(Self.name) on the session bus") }
+        #expect(try h.lsopen("zevil:go").status == 0)
+        try waitUntil("the child's call was answered", within: 30) { FileManager.default.fileExists(atPath: out + "/status") }
+        let status = (try? String(contentsOfFile: out + "/status", encoding: .utf8)) ?? ""
+        #expect(status == "0\n", "\((try? String(contentsOfFile: out + "/gdbus.out", encoding: .utf8)) ?? "")")
+        #expect(h.eventNames().contains { $0.contains("url=alpha:fromchild source=test.zevil") }, "\(h.eventNames())")
+        #expect(!h.eventNames().contains { $0.contains("url=alpha:fromchild source=org.swift-launch-services.lsopen") })
+    }
+
     @Test("no session bus: said once, and the socket is served")
     func noBus() throws {
         let h = try DaemonHarness(apps: [.test("alpha")])
