@@ -61,7 +61,7 @@ final class DaemonRooms {
             pasteboards: pasteboards,
             admin: AdminService(configuration: configuration, socketPath: socketPath, logger: logger, loop: loop,
                                 appLogs: appOutput?.report, registry: registry, lifecycle: lifecycle, records: records,
-                                pasteboards: pasteboards, storage: storage, connections: connections))
+                                pasteboards: pasteboards, storage: storage, connections: connections, desktop: desktop))
         connections.events = connectionService
         if let bus = desktopLaunchers.bus {
             sessionBus = SessionBusService(loop: loop, logger: logger, bus: bus, connections: connections, maximumFrameLength: configuration.maximumFrameLength)
