@@ -100,7 +100,7 @@ final class DBusCaller {
         let connections = NIOLoopBound(service.connections, eventLoop: loop)
         let me = NIOLoopBound(self, eventLoop: loop)
         let maximumFrameLength = service.maximumFrameLength
-        _ = ClientBootstrap(group: loop)
+        ClientBootstrap(group: loop)
             .channelInitializer { channel in connections.value.installPipeline(on: channel, kind: .socket, peer: peer) }
             .withConnectedSocket(fds[0])
             .assumeIsolated().whenFailure { _ in close(fds[0]) }
