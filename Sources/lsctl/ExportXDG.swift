@@ -4,17 +4,24 @@ import LaunchServicesClient
 import LaunchServicesCore
 import LaunchServicesProtocol
 
-/// `lsctl export-xdg`: makes the freedesktop world send registered schemes to `lsopen`.
-/// Writes a desktop entry for `lsopen` declaring `x-scheme-handler/SCHEME` for every
-/// registered scheme, and makes it the default for those schemes in `mimeapps.list`, so
-/// `xdg-open SCHEME:…` (and anything using xdg-mime) reaches launchservicesd.
+/// `lsctl export-xdg`: makes the freedesktop world send registered schemes to launchservicesd.
+/// Writes a desktop entry declaring `x-scheme-handler/SCHEME` for every registered scheme, and
+/// makes it the default for those schemes in `mimeapps.list`. The entry is named after the
+/// daemon's bus name and says `DBusActivatable=true`, so GLib programs (`gio open`, every
+/// `g_app_info_launch_default_for_uri`) call `org.freedesktop.Application.Open` on the
+/// session bus and no process is started per URL; its `Exec=lsopen %u` is for what does not
+/// activate over D-Bus (`xdg-open` outside a desktop environment runs it).
 struct ExportXDG: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export-xdg",
         abstract: "Export registered schemes as x-scheme-handler associations for xdg-open.",
         discussion: """
         Writes $XDG_DATA_HOME/applications/\(ExportXDG.desktopFile) and updates the \
-        [Default Applications] of $XDG_CONFIG_HOME/mimeapps.list. A scheme that already has \
+        [Default Applications] of $XDG_CONFIG_HOME/mimeapps.list. The entry is \
+        DBusActivatable: GLib programs (gio open) call launchservicesd on the session bus; \
+        others run its Exec=lsopen %u. An export of an earlier version \
+        (\(DesktopEntryCheck.earlierExportedEntryIDs.joined(separator: ", "))) is replaced: \
+        its file removed, its defaults taken over. A scheme that already has \
         another default handler there is left alone (and reported) unless --force. \
         xdg-open reads these defaults only when DISPLAY or WAYLAND_DISPLAY is set; without \
         them it runs $BROWSER, so headless, set BROWSER to lsopen (export-xdg says so).
@@ -60,10 +67,12 @@ struct ExportXDG: ParsableCommand {
         var exported: [String] = []
         var skipped: [(scheme: String, current: String)] = []
         var additions: [String] = []
+        // A default naming any export of ours (an earlier version's too) is ours to set.
+        let ours = Set(DesktopEntryCheck.ownExportIDs)
         for scheme in schemes {
             let key = "x-scheme-handler/\(scheme)"
             if let current = existing[key] {
-                if current.value == Self.desktopFile || force {
+                if ours.contains(current.value) || force {
                     lines[current.line] = "\(key)=\(Self.desktopFile)"
                     exported.append(scheme)
                 } else {
@@ -75,7 +84,7 @@ struct ExportXDG: ParsableCommand {
             }
         }
         // Entries of ours for schemes no longer registered are removed.
-        let stale = Set(existing.filter { $0.value.value == Self.desktopFile && !schemes.contains(String($0.key.dropFirst("x-scheme-handler/".count))) }.map(\.value.line))
+        let stale = Set(existing.filter { ours.contains($0.value.value) && !schemes.contains(String($0.key.dropFirst("x-scheme-handler/".count))) }.map(\.value.line))
         lines = lines.enumerated().filter { !stale.contains($0.offset) }.map(\.element)
         if let header = lines.firstIndex(of: "[Default Applications]") {
             lines.insert(contentsOf: additions, at: header + 1)
@@ -92,6 +101,7 @@ struct ExportXDG: ParsableCommand {
             Name=Launch Services
             Comment=Open URLs with the app registered in launchservicesd
             Exec=\(exec) %u
+            DBusActivatable=true
             NoDisplay=true
             Terminal=false
             MimeType=\(mimeTypes)
@@ -102,6 +112,14 @@ struct ExportXDG: ParsableCommand {
         try desktop.write(toFile: dataHome + "/applications/" + Self.desktopFile, atomically: true, encoding: .utf8)
         try (lines.joined(separator: "\n") + "\n").write(toFile: mimeapps, atomically: true, encoding: .utf8)
         let desktopPath = dataHome + "/applications/" + Self.desktopFile
+        // The earlier export's file goes once its defaults name the new one.
+        var replaced: [String] = []
+        for earlier in DesktopEntryCheck.earlierExportedEntryIDs {
+            let path = dataHome + "/applications/" + earlier
+            guard FileManager.default.fileExists(atPath: path) else { continue }
+            try FileManager.default.removeItem(atPath: path)
+            replaced.append(path)
+        }
         let headless = Self.headlessNote(environment, lsopen: lsopenPath)
         if options.json {
             var report: [String: Any] = [
@@ -109,6 +127,7 @@ struct ExportXDG: ParsableCommand {
                 "mimeapps": mimeapps,
                 "exported": exported,
                 "skipped": skipped.map { ["scheme": $0.scheme, "default": $0.current] },
+                "replaced": replaced,
             ]
             if let headless { report["note"] = headless }
             let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
@@ -117,6 +136,7 @@ struct ExportXDG: ParsableCommand {
         }
         printEscaped("exported \(exported.count) scheme(s) to \(desktopPath): \(exported.joined(separator: ", "))")
         printEscaped("updated \(mimeapps)")
+        for path in replaced { printEscaped("removed the earlier export \(path)") }
         for (scheme, current) in skipped { printEscaped("left alone: \(scheme) (default: \(current)); use --force to take it over") }
         if let headless { printEscaped("note: \(headless)") }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LaunchServicesCore
 import LaunchServicesTesting
 import Testing
 
@@ -37,7 +38,7 @@ struct FreedesktopExportTests {
         #expect(export.status == 0, "\(export.stderr)")
         #expect(export.stdout.contains("left alone: taken (default: other.desktop)"))
         let mimeapps = try String(contentsOfFile: config + "/mimeapps.list", encoding: .utf8)
-        #expect(mimeapps.contains("x-scheme-handler/myscheme=swift-launch-services-lsopen.desktop"))
+        #expect(mimeapps.contains("x-scheme-handler/myscheme=\(DesktopEntryCheck.exportedEntryID)"))
         #expect(mimeapps.contains("x-scheme-handler/taken=other.desktop"))
         #expect(mimeapps.contains("text/html=browser.desktop"))
 
@@ -47,7 +48,7 @@ struct FreedesktopExportTests {
 
         let forced = try ChildProcess.run(DaemonHarness.binary("lsctl"), ["export-xdg", "--force"], environment: environment, scratch: h.root, timeout: 30)
         #expect(forced.status == 0)
-        #expect(try String(contentsOfFile: config + "/mimeapps.list", encoding: .utf8).contains("x-scheme-handler/taken=swift-launch-services-lsopen.desktop"))
+        #expect(try String(contentsOfFile: config + "/mimeapps.list", encoding: .utf8).contains("x-scheme-handler/taken=\(DesktopEntryCheck.exportedEntryID)"))
     }
 
     @Test("export-xdg --json exports as without it and prints its report as one JSON object")
@@ -65,17 +66,50 @@ struct FreedesktopExportTests {
 
         let export = try ChildProcess.run(DaemonHarness.binary("lsctl"), ["export-xdg", "--json"], environment: environment, scratch: h.root, timeout: 30)
         #expect(export.status == 0, "\(export.stderr)")
-        let desktop = data + "/applications/swift-launch-services-lsopen.desktop"
-        #expect(try String(contentsOfFile: desktop, encoding: .utf8).contains("MimeType=x-scheme-handler/myscheme;"))
-        #expect(try String(contentsOfFile: config + "/mimeapps.list", encoding: .utf8).contains("x-scheme-handler/myscheme=swift-launch-services-lsopen.desktop"))
+        let desktop = data + "/applications/org.swift_launch_services.LaunchServices.desktop"
+        let written = try String(contentsOfFile: desktop, encoding: .utf8)
+        #expect(written.contains("MimeType=x-scheme-handler/myscheme;"))
+        // GLib activates it on the session bus; xdg-open runs its Exec.
+        #expect(written.contains("\nDBusActivatable=true\n") && written.contains("\nExec=\(DaemonHarness.binary("lsopen")) %u\n"), "\(written)")
+        #expect(try String(contentsOfFile: config + "/mimeapps.list", encoding: .utf8).contains("x-scheme-handler/myscheme=\(DesktopEntryCheck.exportedEntryID)"))
         let report = try #require(export.json, "one JSON object: \(export.stdout)")
         #expect(report["exported"] as? [String] == ["myscheme"])
+        #expect(report["replaced"] as? [String] == [])
         #expect(report["desktopFile"] as? String == desktop)
         #expect(report["mimeapps"] as? String == config + "/mimeapps.list")
         let skipped = try #require(report["skipped"] as? [[String: Any]])
         #expect(skipped.count == 1)
         #expect(skipped.first?["scheme"] as? String == "taken")
         #expect(skipped.first?["default"] as? String == "other.desktop")
+    }
+
+    @Test("an earlier version's export (swift-launch-services-lsopen.desktop) is replaced: its file removed, its defaults renamed, a stale one dropped, others kept")
+    func replacesEarlierExport() throws {
+        let h = try DaemonHarness(apps: [.test("myscheme")])
+        defer { h.stop() }
+        let config = h.root + "/xdg-config", data = h.root + "/xdg-data"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: data + "/applications", withIntermediateDirectories: true)
+        let earlier = data + "/applications/swift-launch-services-lsopen.desktop"
+        try "[Desktop Entry]\nType=Application\nExec=lsopen %u\nMimeType=x-scheme-handler/myscheme;x-scheme-handler/gone;\n"
+            .write(toFile: earlier, atomically: true, encoding: .utf8)
+        try "[Default Applications]\nx-scheme-handler/myscheme=swift-launch-services-lsopen.desktop\nx-scheme-handler/gone=swift-launch-services-lsopen.desktop\ntext/html=browser.desktop\n"
+            .write(toFile: config + "/mimeapps.list", atomically: true, encoding: .utf8)
+        let environment = Self.environment(h, config: config, data: data, waylandDisplay: "wayland-test")
+
+        let export = try ChildProcess.run(DaemonHarness.binary("lsctl"), ["export-xdg"], environment: environment, scratch: h.root, timeout: 30)
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(export.stdout.contains("removed the earlier export \(earlier)"), "\(export.stdout)")
+        #expect(!export.stdout.contains("left alone"), "an earlier export's default is ours to take: \(export.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: earlier))
+        #expect(FileManager.default.fileExists(atPath: data + "/applications/" + DesktopEntryCheck.exportedEntryID))
+        let mimeapps = try String(contentsOfFile: config + "/mimeapps.list", encoding: .utf8)
+        #expect(mimeapps == "[Default Applications]\nx-scheme-handler/myscheme=\(DesktopEntryCheck.exportedEntryID)\ntext/html=browser.desktop\n", "\(mimeapps)")
+
+        // xdg-open runs the new entry's Exec (lsopen).
+        let xdgOpen = try ChildProcess.run("/usr/bin/xdg-open", ["myscheme:renamed"], environment: environment, scratch: h.root, timeout: 60)
+        #expect(xdgOpen.status == 0, "\(xdgOpen.stdout) \(xdgOpen.stderr)")
+        #expect(h.eventNames().contains { $0.hasPrefix("open url=myscheme:renamed source=org.swift-launch-services.lsopen") })
     }
 
     @Test("headless, xdg-open ignores the exported defaults: export-xdg says so and what to do, and BROWSER=lsopen reaches the app")

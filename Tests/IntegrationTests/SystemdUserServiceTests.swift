@@ -18,6 +18,10 @@ struct SystemdUserServiceTests {
         #expect(install.status == 0, "installer: \(install.stdout) \(install.stderr)")
         let units = m.home + "/.config/systemd/user"
         #expect(FileManager.default.fileExists(atPath: units + "/launchservicesd.service"))
+        // The D-Bus service: the bus asks systemd for the unit, or runs the installed daemon.
+        let dbusService = m.home + "/.local/share/dbus-1/services/\(LaunchServicesBus.name).service"
+        let dbusServiceText = (try? String(contentsOfFile: dbusService, encoding: .utf8)) ?? ""
+        #expect(dbusServiceText.contains("[D-BUS Service]\nName=\(LaunchServicesBus.name)\nExec=\(m.home)/.local/bin/launchservicesd\nSystemdService=launchservicesd.service\n"), "\(dbusServiceText)")
 
         // Man pages, completions, --version, stripped binaries.
         let installed = m.installedCommandLineFiles()
@@ -96,12 +100,30 @@ struct SystemdUserServiceTests {
         }
         #expect(try m.run(m.home + "/.local/bin/lsopen", ["xyz:after-watchdog"]).status == 0)
 
+        // Reinstalling over an earlier version's xdg export replaces it with today's entry.
+        let applications = m.home + "/.local/share/applications"
+        try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
+        try "[Desktop Entry]\nType=Application\nExec=lsopen %u\nMimeType=x-scheme-handler/xyz;\n".write(toFile: applications + "/swift-launch-services-lsopen.desktop", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: m.home + "/.config", withIntermediateDirectories: true)
+        try "[Default Applications]\nx-scheme-handler/xyz=swift-launch-services-lsopen.desktop\ntext/html=browser.desktop\n".write(toFile: m.home + "/.config/mimeapps.list", atomically: true, encoding: .utf8)
+        let reinstall = try m.run(m.repo + "/scripts/install-user-service", ["--bin-dir", DaemonHarness.binDirectory])
+        #expect(reinstall.status == 0, "installer: \(reinstall.stdout) \(reinstall.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: applications + "/swift-launch-services-lsopen.desktop"), "\(reinstall.stdout)")
+        let exported = (try? String(contentsOfFile: applications + "/\(LaunchServicesBus.name).desktop", encoding: .utf8)) ?? ""
+        #expect(exported.contains("DBusActivatable=true") && exported.contains("Exec=\(m.home)/.local/bin/lsopen %u"), "\(exported)")
+        let mimeapps = (try? String(contentsOfFile: m.home + "/.config/mimeapps.list", encoding: .utf8)) ?? ""
+        #expect(mimeapps.contains("x-scheme-handler/xyz=\(LaunchServicesBus.name).desktop") && !mimeapps.contains("swift-launch-services-lsopen"), "\(mimeapps)")
+
         // Uninstall reverses the install.
         let uninstall = try m.run(m.repo + "/scripts/install-user-service", ["--uninstall", "--purge"])
         #expect(uninstall.status == 0, "\(uninstall.stderr)")
         #expect(!FileManager.default.fileExists(atPath: units + "/launchservicesd.service"))
         #expect(!FileManager.default.fileExists(atPath: m.home + "/.local/bin/lsopen"))
         for path in installed { #expect(!FileManager.default.fileExists(atPath: path), "left after --uninstall: \(path)") }
+        #expect(!FileManager.default.fileExists(atPath: dbusService))
+        #expect(!FileManager.default.fileExists(atPath: applications + "/\(LaunchServicesBus.name).desktop"))
+        let keptMimeapps = (try? String(contentsOfFile: m.home + "/.config/mimeapps.list", encoding: .utf8)) ?? ""
+        #expect(!keptMimeapps.contains("LaunchServices") && keptMimeapps.contains("text/html=browser.desktop"), "\(keptMimeapps)")
         #expect(try m.systemctl("is-active", "launchservicesd.socket").stdout.trimmed != "active")
     }
 }

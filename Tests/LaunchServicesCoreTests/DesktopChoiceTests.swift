@@ -171,6 +171,18 @@ struct DesktopChoiceTests {
         #expect(f.choice().candidates.prefix(2).map(\.verdict) == [.lost(.defect(.ownExport)), .lost(.defect(.ownExport))])
     }
 
+    @Test("today's export (the bus name's file, DBusActivatable) and an earlier one left behind: neither is chosen")
+    func ownExportByBusName() {
+        var f = F()
+        f.installed.insert("/opt/ls/bin/lsopen")
+        let current = DesktopEntryCheck.exportedEntryID
+        f.config(F.configHome, ["mimeapps.list": "[Default Applications]\n\(web)=\(current);swift-launch-services-lsopen.desktop;a.desktop\n"])
+        f.data(F.dataHome, entries: [current: F.entry(exec: "/opt/ls/bin/lsopen %u", "DBusActivatable=true"),
+                                     "swift-launch-services-lsopen.desktop": F.entry(exec: "/opt/ls/bin/lsopen %u"), "a.desktop": F.entry()])
+        #expect(f.chosen() == (current, "a.desktop"))
+        #expect(f.choice().candidates.prefix(2).map(\.verdict) == [.lost(.defect(.ownExport)), .lost(.defect(.ownExport))])
+    }
+
     @Test("MimeType: GLib reads it through the folder's cache, here from the entry itself")
     func cacheOrEntries() {
         var stale = F()

@@ -39,6 +39,9 @@ struct DesktopEntryCheckTests {
         #expect(DesktopEntryCheck.extraDefect(file("[Desktop Entry]\nType=Application\nDBusActivatable=true\n"), rules: .launchServices) == nil)
         let own = file("[Desktop Entry]\nType=Application\nExec=/x/lsopen %u\n", id: "swift-launch-services-lsopen.desktop")
         #expect(DesktopEntryCheck.extraDefect(own, rules: .launchServices) == .ownExport)
+        let current = file("[Desktop Entry]\nType=Application\nDBusActivatable=true\n", id: "org.swift_launch_services.LaunchServices.desktop")
+        #expect(DesktopEntryCheck.extraDefect(current, rules: .launchServices) == .ownExport)
+        #expect(DesktopEntryCheck.extraDefect(current, rules: .glib) == nil)
     }
 
     @Test("lsopen's own entry: by its ID, or by running any lsopen")
@@ -47,7 +50,15 @@ struct DesktopEntryCheckTests {
         #expect(DesktopEntryCheck.isOwnExport(id: "mine.desktop", entry: runs))
         let plain = try DesktopEntry(parsing: "[Desktop Entry]\nExec=lsopen-helper %u\n")
         #expect(!DesktopEntryCheck.isOwnExport(id: "mine.desktop", entry: plain))
-        #expect(DesktopEntryCheck.isOwnExport(id: "swift-launch-services-lsopen.desktop", entry: plain))
+        #expect(DesktopEntryCheck.isOwnExport(id: "swift-launch-services-lsopen.desktop", entry: plain), "the earlier export's ID")
+        #expect(DesktopEntryCheck.exportedEntryID == "org.swift_launch_services.LaunchServices.desktop")
+        #expect(DesktopEntryCheck.isOwnExport(id: "org.swift_launch_services.LaunchServices.desktop", entry: plain))
+        // Today's export as written, and one that runs nothing but is activated on the daemon's bus name.
+        let exported = try DesktopEntry(parsing: "[Desktop Entry]\nType=Application\nExec=/opt/bin/lsopen %u\nDBusActivatable=true\n")
+        #expect(DesktopEntryCheck.isOwnExport(id: DesktopEntryCheck.exportedEntryID, entry: exported))
+        let activatedOnly = try DesktopEntry(parsing: "[Desktop Entry]\nType=Application\nDBusActivatable=true\n")
+        #expect(DesktopEntryCheck.isOwnExport(id: DesktopEntryCheck.exportedEntryID, entry: activatedOnly))
+        #expect(!DesktopEntryCheck.isOwnExport(id: "org.example.Other.desktop", entry: activatedOnly))
     }
 
     @Test("the programs to look up: TryExec, then Exec's first word")

@@ -124,7 +124,8 @@ enum XDGLayoutGenerator {
     static let schemePool = ["lsdweb", "lsdmail", "lsd-chat", "lsd.tor", "lsd+x"]
     static let idPool = ["alpha.desktop", "beta.desktop", "Gamma.desktop", "org.example.Mail.desktop", "vendor-app.desktop",
                          "kde-tool.desktop", "zeta.desktop", "linked-shared.desktop"]
-    static let ownExport = "swift-launch-services-lsopen.desktop"
+    /// The entry `lsctl export-xdg` writes today (the bus name's file) and the one it wrote before.
+    static let ownExports = ["org.swift_launch_services.LaunchServices.desktop", "swift-launch-services-lsopen.desktop"]
     static let installed = ["prog-a", "prog-b", "prog-c", "prog-d"]
     static let desktops = ["", "GNOME", "KDE", "ubuntu:GNOME", "X-Cinnamon", "GNOME:bad/part:KDE", "LXQt:XFCE", "::gnome"]
 
@@ -202,7 +203,10 @@ enum XDGLayoutGenerator {
                 placed.append((id, id))
             }
         }
-        if isHome && random.chance(0.12) { placed.append((ownExport, ownExport)) }
+        if isHome && random.chance(0.12) {
+            let own = random.pick(ownExports)
+            placed.append((own, own))
+        }
         if random.chance(0.06) {
             // A linked subfolder (links are followed): its entry's ID is linked-shared.desktop.
             let shared = layout.root + "/shared-\(layout.links.count)"
@@ -249,7 +253,7 @@ enum XDGLayoutGenerator {
                                   "Type=Application ", "Type = Application", "Name=NoType"]))
         lines.append("Name=\(id)")
         lines.append("Name[de]=\(id) auf Deutsch")
-        if id == ownExport {
+        if ownExports.contains(id) {
             lines.append("Exec=\(root)/bin/lsopen %u")
             marks.insert(.runsLsopen)
         } else {
@@ -270,7 +274,7 @@ enum XDGLayoutGenerator {
         if random.chance(0.1) { lines.append("NoDisplay=true") }
         if random.chance(0.05) {
             lines.append("DBusActivatable=true")
-        } else if runs.isEmpty && id != ownExport {
+        } else if runs.isEmpty && !ownExports.contains(id) {
             marks.insert(.nothingToRun)
         }
         if random.chance(0.9) {
@@ -290,7 +294,7 @@ enum XDGLayoutGenerator {
     /// `full` added and removed associations; now and then a line GLib refuses, or blanks
     /// inside a list.
     static func mimeapps(_ schemes: [String], random: inout SeededGenerator, full: Bool) -> String {
-        let ids = idPool + ["missing.desktop", ownExport]
+        let ids = idPool + ["missing.desktop"] + ownExports
         func list() -> String {
             let chosen = (0..<Int.random(in: 1...3, using: &random)).map { _ in random.pick(ids) }
             var value = chosen.joined(separator: ";")

@@ -61,8 +61,15 @@ public enum EntryDefect: Sendable, Equatable, CustomStringConvertible {
 
 /// The checks themselves.
 public enum DesktopEntryCheck {
-    /// The ID of the entry `lsctl export-xdg` writes.
-    public static let exportedEntryID = "swift-launch-services-lsopen.desktop"
+    /// The ID of the entry `lsctl export-xdg` writes: the daemon's bus name as a file name, so
+    /// GLib, finding it `DBusActivatable`, calls the daemon on the session bus
+    /// (`org.freedesktop.Application.Open`) rather than running its `Exec=lsopen %u`.
+    public static let exportedEntryID = LaunchServicesBus.name + ".desktop"
+    /// The IDs earlier versions of `lsctl export-xdg` wrote: never chosen either (a user who
+    /// exported before may still have one), and replaced by the next export.
+    public static let earlierExportedEntryIDs = ["swift-launch-services-lsopen.desktop"]
+    /// Every ID an export of ours has had.
+    public static let ownExportIDs = [exportedEntryID] + earlierExportedEntryIDs
     /// The program that entry runs: any entry running it would send the URL back here.
     public static let exportedProgram = "lsopen"
 
@@ -106,9 +113,11 @@ public enum DesktopEntryCheck {
         return nil
     }
 
-    /// Whether the entry is `lsctl export-xdg`'s (by its ID) or runs `lsopen` (by any path).
+    /// Whether the entry is `lsctl export-xdg`'s (by its ID, today's or an earlier one) or runs
+    /// `lsopen` (by any path). By ID also when it runs nothing: a `DBusActivatable` entry
+    /// named after the daemon's bus name would be activated on the daemon itself.
     public static func isOwnExport(id: String, entry: DesktopEntry) -> Bool {
-        if id == exportedEntryID { return true }
+        if ownExportIDs.contains(id) { return true }
         guard let exec = entry.exec, case .success(let program) = ShellWords.program(of: exec) else { return false }
         return program.split(separator: "/").last.map(String.init) == exportedProgram
     }

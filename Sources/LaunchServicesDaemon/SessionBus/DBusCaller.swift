@@ -36,6 +36,9 @@ final class DBusCaller {
     private var nextRequest: UInt32 = 0
     /// The identity the daemon gave this peer (its `welcome`), for the log.
     private(set) var identity: String?
+    /// Who the bus says the sender is, for the log: which process asked is what tells a
+    /// D-Bus open from one `lsopen` made (both speak as the user's process).
+    private var credentials: PeerCredentials?
 
     init(sender: String, service: SessionBusService) {
         self.sender = sender
@@ -96,6 +99,7 @@ final class DBusCaller {
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
             return end(OpenError(.unavailable, "launchservicesd cannot make a connection for \(sender): socketpair: \(String(cString: strerror(errno)))"))
         }
+        credentials = peer
         let loop = service.loop
         let connections = NIOLoopBound(service.connections, eventLoop: loop)
         let me = NIOLoopBound(self, eventLoop: loop)
@@ -130,7 +134,8 @@ final class DBusCaller {
         switch envelope.message {
         case .welcome(_, let identity):
             self.identity = identity
-            service.logger.debug("D-Bus caller \(sender) speaks as \(identity)")
+            let who = credentials.map { " (pid \($0.pid), uid \($0.uid))" } ?? ""
+            service.logger.debug("D-Bus caller \(sender)\(who) speaks as \(identity)")
         case .openResult(let outcome):
             answered(envelope.id, outcome.error)
         case .failure(let error) where envelope.id == 0:

@@ -81,6 +81,7 @@ final class SessionBusService {
         switch call.method {
         case .activate, .open(uris: []):
             // The daemon has no window to show: running is all Activate asks.
+            logger.debug("D-Bus caller \(call.sender) activated launchservicesd: it has no window, so running is all it does")
             answer(call.id, error: nil)
         case .activateAction(let name):
             answer(call.id, error: OpenError(.invalidRequest, "launchservicesd has no action \(TerminalText.quoted(name)); it exports none"))

@@ -56,8 +56,10 @@ public final class PrivateSessionBus: Sendable {
     private let daemon = NIOLockedValueBox<ChildProcess?>(nil)
 
     /// Writes the configuration and a service file per app (name → how it answers), and
-    /// starts the bus.
-    public init(apps: [String: Mode]) throws {
+    /// starts the bus. `otherUsers`: connections from any uid are accepted (dbus-daemon
+    /// accepts only its own by default) and the folder is searchable by them, so a test can
+    /// call as another user (`setpriv`).
+    public init(apps: [String: Mode], otherUsers: Bool = false) throws {
         for tool in [Self.dbusDaemon, Self.python] where !FileManager.default.isExecutableFile(atPath: tool) {
             throw ProcessError("\(tool) is missing: scripts/test installs it (apt-get install dbus-daemon python3-dbus python3-gi)")
         }
@@ -74,6 +76,7 @@ public final class PrivateSessionBus: Sendable {
                   <servicedir>\(root)/services</servicedir>
                   <auth>EXTERNAL</auth>
                   <policy context="default">
+                    \(otherUsers ? "<allow user=\"*\"/>" : "")
                     <allow send_destination="*"/>
                     <allow receive_sender="*"/>
                     <allow own="*"/>
@@ -82,6 +85,7 @@ public final class PrivateSessionBus: Sendable {
 
                 """
             try config.write(toFile: root + "/bus.conf", atomically: true, encoding: .utf8)
+            if otherUsers { chmod(root, 0o711) }
             for (name, mode) in apps {
                 let exec = [Self.python, Self.testApp, "--name", name, "--record", recordFolder + "/\(name).jsonl", "--mode", mode.rawValue, "--trigger", trigger]
                 // dbus-daemon splits Exec as a shell would, without running one: quote each word.

@@ -91,7 +91,9 @@ final class DaemonHarness: @unchecked Sendable {
         try BundleFiles.placeExecutable(binary(name), at: path)
     }
 
-    init(apps: [TestApp], config: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
+    /// `start: false` leaves the daemon to be started another way (D-Bus activation, with
+    /// `daemonCommandLine` and `ownEnvironment`).
+    init(apps: [TestApp], config: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:], start: Bool = true) throws {
         extraEnvironment = environment
         root = try TemporaryFolder(prefix: "lsit").path
         socket = root + "/socket"
@@ -111,8 +113,11 @@ final class DaemonHarness: @unchecked Sendable {
         }
         arguments += extraArguments
         daemonArguments = arguments
-        daemon = try startDaemon()
+        if start { daemon = try startDaemon() }
     }
+
+    /// The daemon's executable and arguments, as this harness starts it.
+    var daemonCommandLine: [String] { [Self.binary("launchservicesd")] + daemonArguments }
 
     /// Starts the daemon and waits at most `within` seconds for it to serve its socket.
     private func startDaemon(within seconds: TimeInterval = 15) throws -> DaemonProcess {
@@ -144,7 +149,12 @@ final class DaemonHarness: @unchecked Sendable {
     /// The daemon's environment, which the apps it launches inherit: private config and
     /// data folders, so demo apps keep their files (credentials, defaults) under `root`.
     private var daemonEnvironment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
+        ProcessInfo.processInfo.environment.merging(ownEnvironment) { $1 }
+    }
+
+    /// The variables this harness sets for its daemon, over the test's own environment.
+    var ownEnvironment: [String: String] {
+        var environment: [String: String] = [:]
         environment["XDG_CONFIG_HOME"] = root + "/config-home"
         environment["XDG_DATA_HOME"] = dataHome
         // The machine's desktop entries and association files are not the test's: a machine
