@@ -18,6 +18,8 @@ import LaunchServicesTesting
 /// (nothing here connects to it); it then runs in its generic mode (no desktop detected).
 struct DesktopPeers {
     static let scheme = "lsbenchpeer"
+    /// The scheme of the same handler told to stay alive (`Exec=… %u stay`).
+    static let stayingScheme = "lsbenchstay"
     let handler: String
     let folder: String
     /// The handler's log: one line "NANOSECONDS PID URL" per URL it was given.
@@ -56,8 +58,22 @@ struct DesktopPeers {
         NoDisplay=true
 
         """.write(toFile: applications + "/\(Self.scheme)-handler.desktop", atomically: true, encoding: .utf8)
-        try "[Default Applications]\nx-scheme-handler/\(Self.scheme)=\(Self.scheme)-handler.desktop\n"
-            .write(toFile: folder + "/config/mimeapps.list", atomically: true, encoding: .utf8)
+        // The handler that stays alive (the desktop rows' `running` outcome; only lsopen opens it).
+        try """
+        [Desktop Entry]
+        Type=Application
+        Name=lsbench peer handler that stays
+        Exec=\(handler) \(log) %u stay
+        MimeType=x-scheme-handler/\(Self.stayingScheme);
+        NoDisplay=true
+
+        """.write(toFile: applications + "/\(Self.stayingScheme)-handler.desktop", atomically: true, encoding: .utf8)
+        try """
+        [Default Applications]
+        x-scheme-handler/\(Self.scheme)=\(Self.scheme)-handler.desktop
+        x-scheme-handler/\(Self.stayingScheme)=\(Self.stayingScheme)-handler.desktop
+
+        """.write(toFile: folder + "/config/mimeapps.list", atomically: true, encoding: .utf8)
         if let updateDesktopDatabase {
             _ = try ChildProcess.run(updateDesktopDatabase, [applications], environment: environment, scratch: folder, timeout: 30)
         }
@@ -140,16 +156,31 @@ extension LSBench {
         } catch let unavailable as DBusPeers.Unavailable {
             report.note("D-Bus activation peer: skipped, \(unavailable.reason)")
         }
+        try desktopPeerRows(report, peers: peers, bus: bus, ours: ours)
+    }
+
+    /// The desktop rows: `gio open` and `xdg-open` to the C handler, and beside each the
+    /// project's whole `lsopen URL` with the app not running (`ours`, when measured) and
+    /// `lsopen URL` to the same handler as a desktop entry (`DesktopOpenRows.swift`); then
+    /// `xdg-mime query default` beside `lsopen --can-open`. A peer that cannot run is a note.
+    func desktopPeerRows(_ report: Report, peers: DBusPeers, bus: DBusPeers.Bus, ours: ColdFigures?) throws {
         let desktop: DesktopPeers
         do {
             desktop = try DesktopPeers(peerBinDir: peers.peerBinDir, work: peers.work, base: bus.environment, updateDesktopDatabase: updateDesktopDatabase)
         } catch let unavailable as DBusPeers.Unavailable {
-            report.note("gio open, xdg-open and xdg-mime peers: skipped, \(unavailable.reason)")
+            report.note("gio open, xdg-open and xdg-mime peers, and lsopen to a desktop entry: skipped, \(unavailable.reason)")
             return
         }
+        let count = ours?.lsopenCold.count ?? cold
+        var figures: DesktopOpenFigures?
+        do {
+            figures = try desktopOpenFigures(desktop, count: count, runningCount: desktopRunningOpens)
+        } catch let unavailable as DBusPeers.Unavailable {
+            report.note("lsopen to a desktop entry: skipped, \(unavailable.reason)")
+        }
         let opens: [(tool: String?, package: String, command: (String) -> [String], label: String, count: Int)] = [
-            (gio, "libglib2.0-bin", { [$0, "open"] }, "gio open", ours.lsopenCold.count),
-            (xdgOpen, "xdg-utils", { [$0] }, "xdg-open", xdgOpenProcesses ?? max(3, ours.lsopenCold.count / 5)),
+            (gio, "libglib2.0-bin", { [$0, "open"] }, "gio open", count),
+            (xdgOpen, "xdg-utils", { [$0] }, "xdg-open", xdgOpenProcesses ?? max(3, count / 5)),
         ]
         for peer in opens {
             guard let tool = peer.tool else {
@@ -159,11 +190,18 @@ extension LSBench {
             do {
                 let samples = try desktop.opens(peer.command(tool), label: peer.label, count: peer.count)
                 let row = report.row("\(peer.label) URL → a new handler process has it (peer)", samples)
-                report.row("lsopen URL, whole process, app not running vs \(peer.label)", ours.lsopenCold, baseline: row)
+                if let ours { report.row("lsopen URL, whole process, app not running vs \(peer.label)", ours.lsopenCold, baseline: row) }
+                if let figures {
+                    report.row("lsopen URL → desktop entry, exits 0: forwarded, vs \(peer.label)", figures.forwarded, baseline: row)
+                    report.row("lsopen → desktop, forwarded, handler has it, vs \(peer.label)", figures.forwardedDelivered, baseline: row)
+                    report.row("lsopen URL → desktop entry, stays: running, vs \(peer.label)", figures.running, baseline: row)
+                    report.row("lsopen → desktop, running, handler has it, vs \(peer.label)", figures.runningDelivered, baseline: row)
+                }
             } catch let unavailable as DBusPeers.Unavailable {
                 report.note("\(peer.label) peer: skipped, \(unavailable.reason)")
             }
         }
+        guard let ours else { return }
         guard let xdgMime else {
             report.note("xdg-mime peer: skipped, xdg-mime is not installed (Debian package xdg-utils)")
             return
