@@ -48,10 +48,12 @@ struct DesktopLayoutFixture {
         environment["PATH"] = (environment["PATH"].map { $0 + ":" } ?? "") + bin
         self.environment = environment
         lastScheme = Self.scheme(count - 1, "a")
+        // A link's relative target would be taken from bin/, not from where lsbench runs.
+        let absoluteHandler = URL(fileURLWithPath: handler).standardizedFileURL.path
 
         for i in 0..<count {
             let program = Self.program(i)
-            if i % 20 != 7 { try files.createSymbolicLink(atPath: bin + "/" + program, withDestinationPath: handler) }
+            if i % 20 != 7 { try files.createSymbolicLink(atPath: bin + "/" + program, withDestinationPath: absoluteHandler) }
             let place: String
             switch i % 20 {
             case 0, 10: place = dataHome + "/applications/"

@@ -73,8 +73,12 @@ extension LSBench {
             if let range = text.range(of: "desktop entries read: ") {
                 let read = DispatchTime.now().uptimeNanoseconds - start
                 let line = text[range.upperBound...].prefix { $0 != "\n" }
-                guard line.hasPrefix("\(fixture.count) entries ") else {
-                    throw ValidationError("the daemon read another layout than the bench wrote (\(fixture.count) entries): \(line)")
+                // Every file counted, and (with entries) at least their own schemes handled:
+                // two each, less the uninstalled and hidden ones.
+                let handled = line.split(separator: ",").dropFirst().first.flatMap { Int($0.split(separator: " ").first ?? "") } ?? -1
+                guard line.hasPrefix("\(fixture.count) entries "), handled >= fixture.count else {
+                    let notes = text.split(separator: "\n").filter { $0.contains("desktop entries: ") }.prefix(5).joined(separator: "\n")
+                    throw ValidationError("the daemon read another layout than the bench wrote (\(fixture.count) entries): \(line)\n\(notes)")
                 }
                 if keep { stopped = true }
                 return DesktopStart(answer: answer, read: read, daemon: keep ? daemon : nil)
