@@ -38,13 +38,13 @@ public enum ExitCodes {
 
     /// Every status `lsopen` exits with.
     public static let lsopen: [(status: Int32, meaning: String)] = [
-        (0, "delivered and handled; --can-open: an app handles the scheme; --wait: the app called back x-success"),
+        (0, "delivered and handled; a desktop app: delivered over D-Bus, still running after the grace, or exited 0 within it; --can-open: an app handles the scheme; --wait: the app called back x-success"),
         (failure, "--can-open: no app handles the scheme"),
         (usage, "usage error"),
         (invalidURL, "invalid URL (--can-open too)"),
         (noHandler, "no app handles the scheme"),
         (refused, "refused (by the app, or as not permitted or an invalid request)"),
-        (appFailed, "the app failed (launch failed, crashed, timed out)"),
+        (appFailed, "the app failed (launch failed, crashed, timed out; a desktop app failed to start or exited with an error within the grace)"),
         (unavailable, "daemon unreachable or unavailable"),
         (callbackError, "--wait: the app called back x-error"),
         (callbackCancelled, "--wait: the app called back x-cancel"),
@@ -70,6 +70,18 @@ public enum OutcomeJSON {
         var fields = ["\"opened\":\(outcome.opened)", "\"url\":\(JSONText.quote(url))"]
         if let from = fellBackFrom { fields.append("\"fallbackFrom\":\(JSONText.quote(from))") }
         if let app = outcome.app { fields.append("\"app\":\(JSONText.quote(app))") }
+        if let kind = outcome.handlerKind { fields.append("\"kind\":\(JSONText.quote(kind.rawValue))") }
+        if let desktop = outcome.desktop {
+            if let app = outcome.app { fields.append("\"desktopID\":\(JSONText.quote(app))") }
+            fields.append("\"outcome\":\(JSONText.quote(desktop.kind.rawValue))")
+            if let pid = desktop.pid { fields.append("\"pid\":\(pid)") }
+            switch desktop.exitStatus {
+            case .exited(let status)?: fields.append("\"exitStatus\":\(status)")
+            case .signaled(let signal)?: fields.append("\"signal\":\(signal)")
+            case nil: break
+            }
+            if !desktop.stderrTail.isEmpty { fields.append("\"stderr\":[" + desktop.stderrTail.map(JSONText.quote).joined(separator: ",") + "]") }
+        }
         fields.append("\"launched\":\(outcome.launched)")
         if let state = outcome.launchState { fields.append("\"launchState\":\(JSONText.quote(state.rawValue))") }
         if let method = outcome.method { fields.append("\"method\":\(JSONText.quote(method.rawValue))") }
@@ -95,6 +107,29 @@ public enum OutcomeJSON {
         if !phases.isEmpty { parts.append(phases.joined(separator: ", ")) }
         parts.append((outcome.totalNanoseconds.map { "total \(milliseconds($0)) ms, " } ?? "") + "wait \(milliseconds(waitNanoseconds)) ms")
         return parts.joined(separator: "; ")
+    }
+
+    /// The text report of an open that succeeded, one line. A desktop app's says only what
+    /// is known of it: the D-Bus reply, still running after the grace, or exited 0 within it.
+    public static func successLine(_ outcome: OpenOutcome, url: String, waitNanoseconds: UInt64) -> String {
+        let shownURL = TerminalText.escapingControls(url)
+        let app = TerminalText.escapingControls(outcome.app ?? "?")
+        let times = (outcome.totalNanoseconds.map { "total \(milliseconds($0)) ms, " } ?? "") + "wait \(milliseconds(waitNanoseconds)) ms"
+        guard let desktop = outcome.desktop else {
+            return "opened \(shownURL) in \(app) (\(summary(outcome, waitNanoseconds: waitNanoseconds)))"
+        }
+        let pid = desktop.pid.map { "pid \($0)" } ?? "pid unknown"
+        switch desktop.kind {
+        case .delivered:
+            return "delivered \(shownURL) to \(app) (desktop app, over D-Bus; \(times))"
+        case .running:
+            return "started \(app) for \(shownURL): still running after the grace (\(pid); \(times))"
+        case .forwarded:
+            return "handed \(shownURL) to \(app): \(pid) exited 0 within the grace, as an app does when it passes the URL to its running instance (\(times))"
+        case .exited, .failedToStart:
+            // Never reached for a success; said plainly should a daemon send it.
+            return "\(app) for \(shownURL): \(desktop.kind.rawValue) (\(times))"
+        }
     }
 
     /// Milliseconds with microsecond precision, as text.

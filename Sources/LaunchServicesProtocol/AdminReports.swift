@@ -229,8 +229,15 @@ public struct RunningReport: Codable, Sendable, Equatable {
     public var frontmost: Bool
     public var pendingOpens: Int
     public var phase: String?
+    /// `native` or `desktop` (added in 0.3; absent from older daemons: native). A desktop
+    /// app is listed while the process the daemon started lives; its state is `running`.
+    public var kind: String?
+    /// A desktop app's transient systemd scope, once the user manager made it (added in 0.3).
+    public var scope: String?
 
-    public init(id: String, state: String, pid: Int32?, frontmost: Bool, pendingOpens: Int, phase: String?) {
+    public init(id: String, state: String, pid: Int32?, frontmost: Bool, pendingOpens: Int, phase: String?, kind: String? = nil, scope: String? = nil) {
+        self.kind = kind
+        self.scope = scope
         self.id = id
         self.state = state
         self.pid = pid
@@ -346,9 +353,21 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
     /// and from daemons before it.
     public var callerLeft: Bool?
 
+    /// `native` or `desktop` (added in 0.3): what kind of app `app` is; absent when the open
+    /// reached no app, and from older daemons.
+    public var kind: String?
+    /// A desktop app's launch (added in 0.3): `delivered`, `running`, `forwarded`, `exited`
+    /// or `failedToStart`; `outcome` is then `opened` or the error code as for any open.
+    public var desktopOutcome: String?
+    /// The desktop app's process, when one was started (added in 0.3).
+    public var pid: Int32?
+
     public init(time: String, source: String, scheme: String, app: String?, launchState: String?, outcome: String, method: String?, phasesMs: [String: Double], totalMs: Double?,
-                callerLeft: Bool? = nil) {
+                callerLeft: Bool? = nil, kind: String? = nil, desktopOutcome: String? = nil, pid: Int32? = nil) {
         self.callerLeft = callerLeft
+        self.kind = kind
+        self.desktopOutcome = desktopOutcome
+        self.pid = pid
         self.time = time
         self.source = source
         self.scheme = scheme

@@ -42,6 +42,17 @@ extension Envelope {
             }
             if let state = outcome.launchState { w.field(9, string: state.rawValue) }
             if let total = outcome.totalNanoseconds { w.field(10, u64: total) }
+            if let kind = outcome.handlerKind { w.field(11, string: kind.rawValue) }
+            if let desktop = outcome.desktop {
+                w.field(12, string: desktop.kind.rawValue)
+                if let pid = desktop.pid { w.field(13, u64: UInt64(UInt32(bitPattern: pid))) }
+                switch desktop.exitStatus {
+                case .exited(let status)?: w.field(14, u64: UInt64(UInt32(bitPattern: status)))
+                case .signaled(let signal)?: w.field(15, u64: UInt64(UInt32(bitPattern: signal)))
+                case nil: break
+                }
+                for line in desktop.stderrTail { w.field(16, string: line) }
+            }
         case .canOpen(let url):
             w.field(1, string: url)
         case .canOpenResult(let canOpen, let app):
@@ -134,7 +145,8 @@ extension Envelope {
             message = .openResult(OpenOutcome(
                 app: f.optionalString(2), error: error, launched: try f.optionalBool(7, "launched") ?? false,
                 method: try f.optionalEnum(6, "method"), timings: timings,
-                launchState: try f.optionalEnum(9, "launchState"), totalNanoseconds: try f.optionalU64(10, "totalNanoseconds")))
+                launchState: try f.optionalEnum(9, "launchState"), totalNanoseconds: try f.optionalU64(10, "totalNanoseconds"),
+                handlerKind: try f.optionalEnum(11, "handlerKind"), desktop: try f.desktopOutcome()))
         case .canOpen:
             message = .canOpen(url: try f.string(1, "canOpen", "url"))
         case .canOpenResult:
@@ -242,6 +254,18 @@ struct Fields {
         guard let text = optionalString(tag) else { return nil }
         guard let value = E(rawValue: text) else { throw .invalid(name, "unknown value '\(text)'") }
         return value
+    }
+    /// Tags 12–16 of `openResult` (added in 0.3): a desktop app's launch; nil without tag 12.
+    func desktopOutcome() throws(WireError) -> DesktopLaunchOutcome? {
+        guard let kind: DesktopLaunchOutcome.Kind = try optionalEnum(12, "desktopOutcome") else { return nil }
+        func int32(_ tag: UInt8, _ name: String) throws(WireError) -> Int32? {
+            guard let value = try optionalU64(tag, name) else { return nil }
+            guard value <= UInt64(Int32.max) else { throw .invalid(name, "\(value) is larger than \(Int32.max)") }
+            return Int32(value)
+        }
+        var status: ExitStatus?
+        if let code = try int32(14, "exitStatus") { status = .exited(code) } else if let signal = try int32(15, "signal") { status = .signaled(signal) }
+        return DesktopLaunchOutcome(kind: kind, pid: try int32(13, "pid"), exitStatus: status, stderrTail: all(16).map(\.string))
     }
     func optionalPlist(_ tag: UInt8) throws(WireError) -> PropertyListValue? {
         guard var v = first(tag) else { return nil }

@@ -57,6 +57,7 @@ struct History: ParsableCommand {
             }
             var line = "\(e.time)  \(e.source) → \(e.scheme.isEmpty ? "(no scheme)" : e.scheme + ":") in \(e.app ?? "-")  \(e.outcome)"
             if let state = e.launchState { line += " (\(state))" }
+            if let desktop = e.desktopOutcome { line += " (desktop app: \(desktop)\(e.pid.map { ", pid \($0)" } ?? ""))" }
             if e.callerLeft == true, e.outcome != HistoryEntry.withdrawn { line += " after the caller left" }
             if !phases.isEmpty { line += "  " + phases.joined(separator: ", ") + " ms" }
             if let total = e.totalMs { line += "; total \(String(format: "%.2f", total)) ms" }

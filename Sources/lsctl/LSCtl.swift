@@ -263,7 +263,7 @@ struct Apps: ParsableCommand {
 }
 
 struct Running: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List live apps with their lifecycle state; the frontmost is marked *.")
+    static let configuration = CommandConfiguration(abstract: "List live apps with their lifecycle state; the frontmost is marked *. Desktop apps the daemon started are listed while they live.")
     @OptionGroup var options: CommonOptions
 
     func run() throws {
@@ -273,9 +273,10 @@ struct Running: ParsableCommand {
             return
         }
         let rows = apps.map { app -> [String] in
-            [(app.frontmost ? "*" : " ") + app.id, app.state, app.pid.map { String($0) } ?? "-", app.phase ?? "-", "\(app.pendingOpens)"]
+            [(app.frontmost ? "*" : " ") + app.id, app.state, app.pid.map { String($0) } ?? "-", app.phase ?? "-", "\(app.pendingOpens)", app.kind ?? HandlerKind.native.rawValue]
         }
-        Table.show(header: [" BUNDLE ID", "STATE", "PID", "PHASE", "PENDING"], rows: rows)
+        // Desktop apps are listed by desktop file ID while the process the daemon started lives.
+        Table.show(header: [" BUNDLE ID", "STATE", "PID", "PHASE", "PENDING", "KIND"], rows: rows)
     }
 }
 

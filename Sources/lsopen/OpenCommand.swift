@@ -144,9 +144,11 @@ struct OpenCommand: Equatable {
             StandardStreams.error("lsopen: no app handles \(TerminalText.escapingControls(from)); opening the fallback \(TerminalText.escapingControls(report.url))\n")
         }
         if let error = report.outcome.error {
-            StandardStreams.error("lsopen: \(TerminalText.escapingControls(error.message))\n")
+            // A desktop app's failure ends with its last stderr lines, one per line.
+            let lines = error.message.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escapingControls(String($0)) }
+            StandardStreams.error("lsopen: " + lines.joined(separator: "\n") + "\n")
         } else {
-            print("opened \(TerminalText.escapingControls(report.url)) in \(report.outcome.app ?? "?") (\(OutcomeJSON.summary(report.outcome, waitNanoseconds: report.waitNanoseconds)))")
+            print(OutcomeJSON.successLine(report.outcome, url: report.url, waitNanoseconds: report.waitNanoseconds))
         }
     }
 

@@ -115,6 +115,14 @@ struct MalformedInputTests {
         #expect(B.decodeError(B.body(0x10) { $0.field(1, string: "x:1"); $0.field(2, B.field(3, payload)) }) == .invalid("annotation real", reason))
     }
 
+    @Test("a desktop app's pid, status and signal (added in 0.3) must fit 31 bits")
+    func desktopNumbersInRange() {
+        for (tag, name) in [(UInt8(13), "pid"), (14, "exitStatus"), (15, "signal")] {
+            let body = B.body(0x11) { $0.field(1, bool: true); $0.field(12, string: "running"); $0.field(tag, u64: UInt64(Int32.max) + 1) }
+            #expect(B.decodeError(body) == .invalid(name, "2147483648 is larger than 2147483647"), "\(name)")
+        }
+    }
+
     @Test("unknown enum values are refused, naming the field and quoting the value")
     func unknownEnumValues() {
         let cases: [(String, [UInt8], WireError)] = [
@@ -134,6 +142,10 @@ struct MalformedInputTests {
              .invalid("method", "unknown value 'openURL'")),
             ("timing phase", B.body(0x11) { w in w.field(1, bool: true); w.nested(8) { $0.field(1, string: "warmup"); $0.field(2, u64: 1) } },
              .invalid("phase", "unknown value 'warmup'")),
+            ("openResult handlerKind", B.body(0x11) { $0.field(1, bool: true); $0.field(11, string: "Desktop") },
+             .invalid("handlerKind", "unknown value 'Desktop'")),
+            ("openResult desktopOutcome", B.body(0x11) { $0.field(1, bool: true); $0.field(12, string: "opened") },
+             .invalid("desktopOutcome", "unknown value 'opened'")),
             ("launchMethod phase", B.body(0x30) { $0.field(1, string: "didFinish"); $0.field(2, string: "x:1"); $0.field(3, string: "s") },
              .invalid("phase", "unknown value 'didFinish'")),
             ("notification", B.body(0x32) { $0.field(1, string: "didExplode") },

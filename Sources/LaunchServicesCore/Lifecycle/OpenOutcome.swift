@@ -60,11 +60,20 @@ public struct OpenOutcome: Sendable, Equatable {
     public var launchState: LaunchState?
     /// From the daemon receiving the request to its answer, queueing included.
     public var totalNanoseconds: UInt64?
+    /// What kind of app `app` is; nil from daemons before 0.3 (and for no app): native.
+    public var handlerKind: HandlerKind?
+    /// For a desktop app: what became of its launch (`delivered`, `running`, `forwarded`,
+    /// `exited`, `failedToStart`), its pid, exit status and last stderr lines. Its `failure`
+    /// is never set here: the failure is `error`.
+    public var desktop: DesktopLaunchOutcome?
 
     public var opened: Bool { error == nil }
 
-    public init(app: String?, error: OpenError? = nil, launched: Bool = false, method: DeliveryMethod? = nil, timings: [PhaseTiming] = [], launchState: LaunchState? = nil, totalNanoseconds: UInt64? = nil) {
+    public init(app: String?, error: OpenError? = nil, launched: Bool = false, method: DeliveryMethod? = nil, timings: [PhaseTiming] = [], launchState: LaunchState? = nil, totalNanoseconds: UInt64? = nil,
+                handlerKind: HandlerKind? = nil, desktop: DesktopLaunchOutcome? = nil) {
         self.app = app
+        self.handlerKind = handlerKind
+        self.desktop = desktop
         self.error = error
         self.launched = launched
         self.method = method

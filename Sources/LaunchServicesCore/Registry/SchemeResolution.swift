@@ -33,10 +33,7 @@ public struct SchemeResolution: Sendable, Equatable {
         }
     }
 
-    public enum Kind: String, Sendable, Equatable {
-        case native
-        case desktop
-    }
+    public typealias Kind = HandlerKind
 
     /// One claim on the scheme, of either kind.
     public struct Claim: Sendable, Equatable {

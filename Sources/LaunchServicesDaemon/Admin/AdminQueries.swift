@@ -77,10 +77,18 @@ extension AdminService {
         case .pasteboards:
             return .queryResult(json: JSONDocument.encode(pasteboards.list().map(PasteboardReport.init)))
         case .running:
-            return .queryResult(json: JSONDocument.encode(machine.running.filter { listed(registry.apps[$0.app]) }.map {
+            var rows = machine.running.filter { listed(registry.apps[$0.app]) }.map {
                 RunningReport(id: $0.app, state: $0.record.state.rawValue, pid: $0.record.pid, frontmost: machine.frontmost == $0.app,
-                              pendingOpens: $0.record.pendingOpens, phase: $0.record.currentPhase?.rawValue)
-            }))
+                              pendingOpens: $0.record.pendingOpens, phase: $0.record.currentPhase?.rawValue, kind: HandlerKind.native.rawValue)
+            }
+            // Desktop apps: shown to the user only (an app sees only what it may list).
+            if visible == nil {
+                rows += desktopRunning().map {
+                    RunningReport(id: $0.desktopID, state: "running", pid: $0.pid, frontmost: false, pendingOpens: 0, phase: nil,
+                                  kind: HandlerKind.desktop.rawValue, scope: $0.scope)
+                }
+            }
+            return .queryResult(json: JSONDocument.encode(rows))
         }
     }
 }

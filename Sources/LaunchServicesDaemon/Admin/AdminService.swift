@@ -29,6 +29,8 @@ final class AdminService {
     let storage: StorageStatus
     let connections: ConnectionTable
     private let commands: RegistryCommands
+    /// The desktop apps the daemon started that still live (`lsctl running`).
+    var desktopRunning: () -> [RunningDesktopApp] = { [] }
 
     init(configuration: DaemonConfiguration, socketPath: String, logger: Logger, loop: EventLoop, appLogs: String?, registry: RegistryService,
          lifecycle: AppLifecycle, records: OpenRecords, pasteboards: PasteboardService, storage: StorageStatus, connections: ConnectionTable) {

@@ -136,7 +136,7 @@ final class ConnectionService: ConnectionEvents {
         // Those an app already has end in their own time; `lsctl history` records both.
         let waiting = connection.waiting
         lifecycle.event { machine, _ in machine.withdraw(waiting) }
-        records.callerLeft(waiting, owed: lifecycle.machine.owed(among: waiting))
+        records.callerLeft(waiting, owed: lifecycle.machine.owed(among: waiting).union(opening.launchesOwed(among: waiting)))
         // Likewise its waiting pasteboard requests; one under way ends unanswered.
         pasteboards.connectionClosed(connection)
         if let app = connection.appID, connections.detach(app, ifItIs: connection) != nil {

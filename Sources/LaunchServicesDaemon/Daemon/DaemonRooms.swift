@@ -20,12 +20,17 @@ final class DaemonRooms {
     let pasteboards: PasteboardService
     let storage = StorageStatus()
     let connectionService: ConnectionService
+    /// What starts desktop apps, and the room that opens URLs in them.
+    let desktopLaunchers: DesktopLaunchers
+    let desktopOpening: DesktopOpening
     let serviceManager = ServiceManagerStatus()
+    let loop: EventLoop
     /// The listening socket's channel, once bound.
     var serverChannel: Channel?
 
     init(configuration: DaemonConfiguration, socketPath: String, stateFolder: String?, launcher: any AppLaunching, workers: DaemonWorkers,
          loop: EventLoop, logger: Logger) {
+        self.loop = loop
         registry = RegistryService(loop: loop, logger: logger, folders: configuration.appsFolders, watchFolders: configuration.watchAppsFolders,
                                    files: workers.files, wallClock: workers.wallClock, makeWatcher: workers.folderWatcher)
         desktop = DesktopService(settings: configuration.desktopEntries, environment: workers.environment,
@@ -39,18 +44,24 @@ final class DaemonRooms {
         pasteboards = PasteboardService(limits: configuration.pasteboardLimits, keepsState: stateFolder != nil, loop: loop, logger: logger, connections: connections,
                                         worker: workers.passwords, saver: workers.pasteboardSaves, hasher: workers.hasher,
                                         clock: { [wallClock = workers.wallClock] in UInt64(max(0, wallClock() / 1000)) })
+        let appOutput = (launcher as? AppLauncher)?.output
+        desktopLaunchers = workers.desktopLaunchers(loop, logger, configuration.desktopEntries.launch, appOutput, socketPath)
+        desktopOpening = DesktopOpening(loop: loop, logger: logger, records: records, connections: connections, launcher: desktopLaunchers.launcher,
+                                        activator: desktopLaunchers.activator)
         let callbacks = CallbackService(limits: configuration.connectionLimits, logger: logger, registry: registry, connections: connections, records: records)
         connectionService = ConnectionService(
             configuration: configuration, loop: loop, logger: logger, connections: connections, supervisor: supervisor, lifecycle: lifecycle, records: records,
             opening: OpenService(configuration: configuration, logger: logger, registry: registry, connections: connections, records: records,
-                                 callbacks: callbacks, lifecycle: lifecycle),
+                                 callbacks: callbacks, lifecycle: lifecycle, handlers: SchemeHandlers(registry: registry, desktop: desktop),
+                                 desktopOpening: desktopOpening),
             callbacks: callbacks,
             checkIn: CheckInService(loop: loop, logger: logger, registry: registry, connections: connections, supervisor: supervisor, lifecycle: lifecycle),
             pasteboards: pasteboards,
             admin: AdminService(configuration: configuration, socketPath: socketPath, logger: logger, loop: loop,
-                                appLogs: (launcher as? AppLauncher)?.output?.report, registry: registry, lifecycle: lifecycle, records: records,
+                                appLogs: appOutput?.report, registry: registry, lifecycle: lifecycle, records: records,
                                 pasteboards: pasteboards, storage: storage, connections: connections))
         connections.events = connectionService
+        connectionService.admin.desktopRunning = { [unowned desktopOpening] in desktopOpening.runningApps }
         supervisor.exited = { [unowned lifecycle] in lifecycle.processExited($0, status: $1) }
     }
 
@@ -89,7 +100,11 @@ final class DaemonRooms {
         storage.stop()
         serverChannel?.close(promise: nil)
         lifecycle.shutdown()
+        // Desktop launches still under way are answered with what is known; the apps live on.
+        desktopOpening.shutdown()
+        connections.flush()
         for connection in connections.connections { connection.channel.close(promise: nil) }
-        return supervisor.waitForAllToExit(grace: TimeAmount(grace))
+        let busStopped = desktopLaunchers.stop(loop)
+        return supervisor.waitForAllToExit(grace: TimeAmount(grace)).and(busStopped).map { _ in }
     }
 }

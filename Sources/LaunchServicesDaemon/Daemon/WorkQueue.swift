@@ -53,6 +53,8 @@ package struct DaemonWorkers: Sendable {
     /// The variables the desktop layout is read with (`XDG_*`, `HOME`, `PATH`,
     /// `XDG_CURRENT_DESKTOP`): the daemon's own environment, or the test's.
     var environment: [String: String]
+    /// Makes what starts desktop apps (`DesktopLaunchers`): the real ones, or the testing kit's.
+    var desktopLaunchers: DesktopLaunchers.Maker
 
     /// The daemon's own: a thread each, Argon2id, the system clock and its environment.
     package static func threads() -> DaemonWorkers {
@@ -66,7 +68,8 @@ package struct DaemonWorkers: Sendable {
                              desktopWatcher: { onChange in
                                  desktop.dispatchQueue.flatMap { FolderWatcher(queue: $0, subfolders: false, relevant: DesktopWatch.isRelevant, onChange: onChange) }
                              },
-                             environment: ProcessInfo.processInfo.environment)
+                             environment: ProcessInfo.processInfo.environment,
+                             desktopLaunchers: DesktopLaunchers.real(environment: ProcessInfo.processInfo.environment))
     }
 
     /// Everything on `loop`, hashing with `hasher` (Argon2id unless given); the wall clock
@@ -76,10 +79,12 @@ package struct DaemonWorkers: Sendable {
     package static func onLoop(_ loop: EventLoop, hasher: (any PasswordHasher)? = nil, wallClockStart: Int64,
                                folderWatcher: @escaping FolderWatching.Maker = { _ in nil },
                                desktopWatcher: @escaping FolderWatching.Maker = { _ in nil },
-                               environment: [String: String] = [:]) -> DaemonWorkers {
+                               environment: [String: String] = [:],
+                               desktopLaunchers: @escaping DesktopLaunchers.Maker = { _, _, _, _, _ in DesktopLaunchers(launcher: UnstartedDesktopLauncher(), activator: nil) })
+        -> DaemonWorkers {
         DaemonWorkers(files: .onLoop(loop), passwords: .onLoop(loop), pasteboardSaves: .onLoop(loop), hasher: hasher ?? Argon2idHasher(),
                       wallClock: { wallClockStart + Int64(loop.now.uptimeNanoseconds / 1_000_000) }, folderWatcher: folderWatcher,
-                      desktopReads: .onLoop(loop), desktopWatcher: desktopWatcher, environment: environment)
+                      desktopReads: .onLoop(loop), desktopWatcher: desktopWatcher, environment: environment, desktopLaunchers: desktopLaunchers)
     }
 }
 

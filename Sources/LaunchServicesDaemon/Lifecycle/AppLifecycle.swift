@@ -62,6 +62,8 @@ final class AppLifecycle {
     func quit(_ app: String, id: UInt32, from connection: ClientConnection) -> Message? {
         let pid: Int32
         switch machine.quitAnswer(for: app) {
+        case .notRunning where registry.registry.apps[app] == nil && app.hasSuffix(".desktop"):
+            return .failure(OpenError(.invalidRequest, "\(TerminalText.escapingControls(app)) is a desktop app: launchservicesd starts desktop apps as the user's own processes and does not quit them; close it as you would any other app"))
         case .notRunning where registry.registry.apps[app] == nil:
             return .failure(OpenError(.invalidRequest, "no app with bundle id '\(app)' is registered; see lsctl apps"))
         case .notRunning:

@@ -73,7 +73,8 @@ struct OpenHistory {
                 app: outcome.app, launchState: outcome.launchState?.rawValue,
                 outcome: record.withdrawn ? HistoryEntry.withdrawn : outcome.error?.code.rawValue ?? "opened",
                 method: outcome.method?.rawValue, phasesMs: phases, totalMs: outcome.totalNanoseconds.map { Double($0) / 1e6 },
-                callerLeft: record.callerLeft ? true : nil)
+                callerLeft: record.callerLeft ? true : nil, kind: outcome.app == nil ? nil : outcome.handlerKind?.rawValue,
+                desktopOutcome: outcome.desktop?.kind.rawValue, pid: outcome.desktop?.pid)
         }
     }
 }

@@ -14,6 +14,8 @@ struct OpenLedger {
         let received: UInt64
         /// The app the open was handed to.
         var app: String?
+        /// Its kind: a native app, or a desktop entry (`app` is then its desktop file ID).
+        var kind: HandlerKind = .native
         /// The caller disconnected while the app still had the open: its end is recorded in
         /// `lsctl history`, and nobody is answered.
         var callerLeft = false

@@ -35,6 +35,7 @@ final class OpenRecords {
         var answered = outcome
         let now = loop.now.uptimeNanoseconds
         answered.totalNanoseconds = now >= entry.received ? now - entry.received : 0
+        if answered.handlerKind == nil, answered.app != nil { answered.handlerKind = entry.kind }
         history.record(source: entry.source, scheme: entry.scheme, answered, callerLeft: entry.callerLeft)
         guard !entry.callerLeft else { return nil }
         connections.send(Envelope(id: entry.id, .openResult(answered)), to: entry.connection)
@@ -65,6 +66,9 @@ final class OpenRecords {
         if let phase = outcome.error?.phase { metadata["phase"] = "\(phase.rawValue)" }
         if let error = outcome.error {
             logger.notice("open failed: \(LogRedaction.redact(error.message, urls: entry.map { [$0.url] } ?? []))", metadata: metadata)
+        } else if let desktop = outcome.desktop {
+            let asked = entry.map { "\($0.scheme): for \($0.source) " } ?? ""
+            logger.info("opened \(asked)in \(outcome.app ?? "?") (desktop app: \(desktop))", metadata: metadata)
         } else {
             // Who asked, what opened, and each phase: the line a person reads in the journal.
             let asked = entry.map { "\($0.scheme): for \($0.source) " } ?? ""

@@ -26,6 +26,7 @@ public final class InProcessDaemon {
     public let loop = EmbeddedEventLoop()
     private let daemon: LaunchServicesDaemon
     private let launcher: SimulatedLauncher
+    private let desktopLauncher: SimulatedDesktopLauncher
     private let lines = NIOLockedValueBox<[String]>([])
     private let watchers = NIOLockedValueBox<[TriggeredFolderWatcher]>([])
     private let desktopWatchers = NIOLockedValueBox<[TriggeredFolderWatcher]>([])
@@ -56,6 +57,8 @@ public final class InProcessDaemon {
     public init(configuration: DaemonConfiguration = InProcessDaemon.defaultConfiguration, apps: [AppBundle] = [], passwordHasher: (any PasswordHasher)? = nil,
                 desktopEnvironment: [String: String] = [:]) {
         launcher = SimulatedLauncher(loop: loop)
+        let desktopLauncher = SimulatedDesktopLauncher(loop: loop)
+        self.desktopLauncher = desktopLauncher
         let lines = self.lines
         let watchers = self.watchers
         let desktopWatchers = self.desktopWatchers
@@ -73,13 +76,23 @@ public final class InProcessDaemon {
                                                            desktopWatchers.withLockedValue { $0.append(watcher) }
                                                            return watcher
                                                        },
-                                                       environment: desktopEnvironment))
+                                                       environment: desktopEnvironment,
+                                                       desktopLaunchers: { _, _, _, _, _ in DesktopLaunchers(launcher: desktopLauncher, activator: nil) }))
         // Registered together, as one folder scan would: they share a time, ties by id.
         daemon.registerInMemory(apps)
         daemon.startDesktopEntries()
     }
 
     // MARK: Apps
+
+    /// Every desktop launch asked for so far, in order (no process is started: desktop apps
+    /// are simulated, each answered `running` unless `answerDesktopLaunches` says otherwise).
+    public var desktopLaunches: [DesktopLaunchRequest] { desktopLauncher.launches }
+
+    /// What launches of desktop entry `id` answer from now on.
+    public func answerDesktopLaunches(of id: String, with outcome: DesktopLaunchOutcome) {
+        desktopLauncher.answer(id, with: outcome)
+    }
 
     public func register(_ app: AppBundle) {
         daemon.registerInMemory([app])

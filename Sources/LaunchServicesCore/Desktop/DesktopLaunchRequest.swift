@@ -1,5 +1,3 @@
-import LaunchServicesCore
-
 /// What to start for one desktop entry: the commands its Exec line expanded to
 /// (`ExecLine.commands(for:values:)`, one per process) and the entry's values a launch needs.
 public struct DesktopLaunchRequest: Sendable, Equatable {
@@ -31,24 +29,4 @@ public struct DesktopLaunchRequest: Sendable, Equatable {
     public var applicationID: String {
         desktopID.hasSuffix(".desktop") ? String(desktopID.dropLast(8)) : desktopID
     }
-}
-
-/// A desktop app process the daemon started and still watches (until it exits).
-public struct RunningDesktopApp: Sendable, Equatable {
-    public var desktopID: String
-    public var pid: Int32
-    /// The transient scope it runs in, once the user manager accepted it.
-    public var scope: String?
-}
-
-/// Starts desktop apps: `DesktopLauncher` for real; the testing kit may supply its own.
-package protocol DesktopLaunching: AnyObject {
-    /// Starts each of `request.commands`; `completion` runs once, on the loop, with one
-    /// outcome per command, in order, when every one is known.
-    func launch(_ request: DesktopLaunchRequest, completion: @escaping ([DesktopLaunchOutcome]) -> Void)
-    /// The desktop apps started and still alive.
-    var runningApps: [RunningDesktopApp] { get }
-    /// Answers every launch still owed one with what is known, and stops watching; the
-    /// apps themselves keep running.
-    func shutdown()
 }
