@@ -28,43 +28,100 @@ struct DesktopOpenFigures {
     var runningDelivered: [UInt64] = []
 }
 
+/// A desktop peer (`gio open`, `xdg-open`): its command, how many samples, and what it gave.
+struct DesktopTool {
+    let label: String
+    let command: [String]
+    let count: Int
+    var samples: [UInt64] = []
+    /// Why its samples were dropped, if it failed.
+    var failure: String?
+}
+
+/// What `desktopSamples` took: the peers' samples, ours (nil when lsopen to a desktop entry
+/// could not run), and notes on what could not run.
+struct DesktopSamples {
+    var tools: [DesktopTool]
+    var ours: DesktopOpenFigures?
+    var notes: [String] = []
+}
+
 extension LSBench {
-    func desktopOpenFigures(_ desktop: DesktopPeers, count: Int, runningCount: Int) throws -> DesktopOpenFigures {
-        let folder = desktop.folder + "/lsopen"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    /// The peers' opens and `lsopen` to the same handler as a desktop entry (`forwarded`),
+    /// taken in turn, sample by sample (each pair in alternating order; `xdg-open`, with
+    /// fewer samples, at even intervals), so that the load of a shared machine falls on both
+    /// alike; one untimed, checked open of each first. Then the opens of the handler that
+    /// stays (`running`), half a second each. A peer or our side that fails is dropped with
+    /// a note; the rest go on.
+    func desktopSamples(_ desktop: DesktopPeers, tools: [DesktopTool], count: Int, runningCount: Int) throws -> DesktopSamples {
         guard ls_set_subreaper(1) == 0 else { throw DBusPeers.Unavailable(reason: "cannot become a child subreaper to reap the handler") }
         defer { _ = ls_set_subreaper(0) }
-        let socket = folder + "/socket"
-        let daemon: DaemonProcess
+        var taken = DesktopSamples(tools: tools)
+        var ours: DesktopOpens?
         do {
-            daemon = try DaemonProcess(executable: binDir + "/launchservicesd", socket: socket,
-                                       arguments: ["--apps", folder + "/no-apps", "--state", folder + "/state", "--log-level", "warning"],
-                                       environment: desktop.environment, log: folder + "/daemon.log", timeout: 30, poll: 2_000)
-        } catch {
-            throw DBusPeers.Unavailable(reason: "the daemon for the desktop rows did not start: \(error)")
+            ours = try DesktopOpens(desktop: desktop, binDir: binDir)
+        } catch let unavailable as DBusPeers.Unavailable {
+            taken.notes.append("lsopen to a desktop entry: skipped, \(unavailable.reason)")
         }
-        // The children this process had before (the private bus, …) are their owners' to reap.
-        var opens = DesktopOpens(desktop: desktop, lsopen: binDir + "/lsopen", folder: folder, keep: Set(DesktopOpens.children()).union([daemon.pid]),
-                                 environment: desktop.environment.merging(["LAUNCHSERVICES_SOCKET": socket]) { $1 })
-        defer {
-            opens.reapAll()
-            daemon.stop()
-        }
+        defer { ours?.stop() }
         var figures = DesktopOpenFigures()
-        // One untimed open of each first: the daemon's first read of the entries is in.
-        _ = try opens.open(DesktopPeers.scheme, label: "warmup", expecting: .forwarded)
+        func sampleOurs(_ label: String, record: Bool) {
+            guard var opens = ours else { return }
+            do {
+                let sample = try opens.open(DesktopPeers.scheme, label: label, expecting: .forwarded)
+                if record {
+                    figures.forwarded.append(sample.whole)
+                    figures.forwardedDelivered.append(sample.delivered)
+                }
+                ours = opens
+            } catch {
+                taken.notes.append("lsopen to a desktop entry: skipped, \(error)")
+                opens.stop()
+                ours = nil
+            }
+        }
+        func samplePeer(_ index: Int, _ label: String, record: Bool) {
+            guard taken.tools[index].failure == nil else { return }
+            let tool = taken.tools[index]
+            do {
+                let sample = try desktop.open(tool.command, url: "\(DesktopPeers.scheme):x/\(tool.label)-\(label)", label: tool.label)
+                if record { taken.tools[index].samples.append(sample) }
+            } catch {
+                taken.tools[index].failure = "\(error)"
+                taken.notes.append("\(tool.label) peer: skipped, \(error)")
+            }
+        }
+        for index in taken.tools.indices { samplePeer(index, "warmup", record: false) }
+        sampleOurs("warmup", record: false)
         for i in 0..<count {
-            let sample = try opens.open(DesktopPeers.scheme, label: "\(i)", expecting: .forwarded)
-            figures.forwarded.append(sample.whole)
-            figures.forwardedDelivered.append(sample.delivered)
+            // The peers whose turn it is: every round for as many samples as ours, else at
+            // even intervals over the rounds.
+            let turns = taken.tools.indices.filter { index in
+                let wanted = taken.tools[index].count
+                return taken.tools[index].samples.count < wanted && (wanted >= count || i * wanted / count != (i + 1) * wanted / count)
+            }
+            if i % 2 == 0 { for index in turns { samplePeer(index, "\(i)", record: true) } }
+            sampleOurs("\(i)", record: true)
+            if i % 2 == 1 { for index in turns { samplePeer(index, "\(i)", record: true) } }
         }
-        _ = try opens.open(DesktopPeers.stayingScheme, label: "warmup", expecting: .running)
-        for i in 0..<runningCount {
-            let sample = try opens.open(DesktopPeers.stayingScheme, label: "\(i)", expecting: .running)
-            figures.running.append(sample.whole)
-            figures.runningDelivered.append(sample.delivered)
+        if var opens = ours {
+            do {
+                _ = try opens.open(DesktopPeers.stayingScheme, label: "warmup", expecting: .running)
+                for i in 0..<runningCount {
+                    let sample = try opens.open(DesktopPeers.stayingScheme, label: "\(i)", expecting: .running)
+                    figures.running.append(sample.whole)
+                    figures.runningDelivered.append(sample.delivered)
+                }
+                ours = opens
+            } catch {
+                taken.notes.append("lsopen to a desktop entry that stays: skipped, \(error)")
+                figures.running = []
+                figures.runningDelivered = []
+                ours = opens
+            }
         }
-        return figures
+        if ours != nil { taken.ours = figures }
+        return taken
     }
 }
 
@@ -80,19 +137,36 @@ struct DesktopOpens {
     let desktop: DesktopPeers
     let lsopen: String
     let folder: String
-    /// The daemon and the children this process had before: never reaped here (their
-    /// `ChildProcess` does that).
+    let daemon: DaemonProcess
+    /// The daemon and the children this process had before (the private bus, …): never
+    /// reaped here (their `ChildProcess` does that).
     let keep: Set<pid_t>
     let environment: [String: String]
     /// Handlers that stay, by PID, ended and reaped after their sample.
     private var staying: Set<pid_t> = []
 
-    init(desktop: DesktopPeers, lsopen: String, folder: String, keep: Set<pid_t>, environment: [String: String]) {
+    /// Starts the daemon for these opens, with the peers' environment (at most 30 s).
+    init(desktop: DesktopPeers, binDir: String) throws {
         self.desktop = desktop
-        self.lsopen = lsopen
-        self.folder = folder
-        self.keep = keep
-        self.environment = environment
+        lsopen = binDir + "/lsopen"
+        folder = desktop.folder + "/lsopen"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let socket = folder + "/socket"
+        do {
+            daemon = try DaemonProcess(executable: binDir + "/launchservicesd", socket: socket,
+                                       arguments: ["--apps", folder + "/no-apps", "--state", folder + "/state", "--log-level", "warning"],
+                                       environment: desktop.environment, log: folder + "/daemon.log", timeout: 30, poll: 2_000)
+        } catch {
+            throw DBusPeers.Unavailable(reason: "the daemon for the desktop rows did not start: \(error)")
+        }
+        keep = Set(Self.children()).union([daemon.pid])
+        environment = desktop.environment.merging(["LAUNCHSERVICES_SOCKET": socket]) { $1 }
+    }
+
+    /// Ends what the opens left (`reapAll`), then stops the daemon.
+    mutating func stop() {
+        reapAll()
+        daemon.stop()
     }
 
     /// One `lsopen SCHEME:x/lsopen-LABEL`: the nanoseconds until lsopen exited and until the
@@ -157,9 +231,9 @@ struct DesktopOpens {
         }
     }
 
-    /// At the end: the handlers still staying ended by PID, then every child but those kept
-    /// reaped (the last waiters and forwarders exit on their own), at most 10 s.
-    mutating func reapAll() {
+    /// The handlers still staying ended by PID, then every child but those kept reaped (the
+    /// last waiters and forwarders exit on their own), at most 10 s.
+    private mutating func reapAll() {
         for pid in staying { kill(pid, SIGTERM) }
         let deadline = DesktopPeers.now() + 10_000_000_000
         while Self.children().contains(where: { !keep.contains($0) }), DesktopPeers.now() < deadline {

@@ -85,19 +85,12 @@ struct DesktopPeers {
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
-    /// `count` opens with `tool` (`gio open` or `xdg-open`), after one untimed, checked one.
-    /// Each: the clock read, the tool spawned with a new URL; the tool reaped (it must exit
-    /// 0); the handler's line for that URL awaited (at most 10 s); the handler reaped by the
-    /// PID on its line (this process is a child subreaper meanwhile, so a handler the tool
-    /// left behind is reparented here); sample = the handler's time − the start.
-    func opens(_ tool: [String], label: String, count: Int) throws -> [UInt64] {
-        guard ls_set_subreaper(1) == 0 else { throw DBusPeers.Unavailable(reason: "cannot become a child subreaper to reap the handler") }
-        defer { _ = ls_set_subreaper(0) }
-        _ = try open(tool, url: "\(Self.scheme):x/\(label)-warmup", label: label)
-        return try (0..<count).map { i in try open(tool, url: "\(Self.scheme):x/\(label)-\(i)", label: label) }
-    }
-
-    private func open(_ tool: [String], url: String, label: String) throws -> UInt64 {
+    /// One open with `tool` (`gio open` or `xdg-open`): the clock read, the tool spawned with
+    /// `url`; the tool reaped (it must exit 0); the handler's line for that URL awaited (at
+    /// most 10 s); the handler reaped by the PID on its line (the caller is a child subreaper
+    /// meanwhile, so a handler the tool left behind is reparented to it); returns the
+    /// handler's time − the start.
+    func open(_ tool: [String], url: String, label: String) throws -> UInt64 {
         let output = folder + "/\(label).log"
         let start = Self.now()
         let child = try ChildProcess(tool[0], Array(tool.dropFirst()) + [url], environment: environment, stdout: output)
@@ -161,8 +154,9 @@ extension LSBench {
 
     /// The desktop rows: `gio open` and `xdg-open` to the C handler, and beside each the
     /// project's whole `lsopen URL` with the app not running (`ours`, when measured) and
-    /// `lsopen URL` to the same handler as a desktop entry (`DesktopOpenRows.swift`); then
-    /// `xdg-mime query default` beside `lsopen --can-open`. A peer that cannot run is a note.
+    /// `lsopen URL` to the same handler as a desktop entry (`DesktopOpenRows.swift`, sampled
+    /// in turn with the peers); then `xdg-mime query default` beside `lsopen --can-open`. A
+    /// peer that cannot run is a note.
     func desktopPeerRows(_ report: Report, peers: DBusPeers, bus: DBusPeers.Bus, ours: ColdFigures?) throws {
         let desktop: DesktopPeers
         do {
@@ -172,34 +166,33 @@ extension LSBench {
             return
         }
         let count = ours?.lsopenCold.count ?? cold
-        var figures: DesktopOpenFigures?
-        do {
-            figures = try desktopOpenFigures(desktop, count: count, runningCount: desktopRunningOpens)
-        } catch let unavailable as DBusPeers.Unavailable {
-            report.note("lsopen to a desktop entry: skipped, \(unavailable.reason)")
-        }
-        let opens: [(tool: String?, package: String, command: (String) -> [String], label: String, count: Int)] = [
-            (gio, "libglib2.0-bin", { [$0, "open"] }, "gio open", count),
-            (xdgOpen, "xdg-utils", { [$0] }, "xdg-open", xdgOpenProcesses ?? max(3, count / 5)),
-        ]
-        for peer in opens {
-            guard let tool = peer.tool else {
-                report.note("\(peer.label) peer: skipped, \(peer.label.split(separator: " ")[0]) is not installed (Debian package \(peer.package))")
+        var tools: [DesktopTool] = []
+        for (tool, package, label, command) in [(gio, "libglib2.0-bin", "gio open", { [$0, "open"] }), (xdgOpen, "xdg-utils", "xdg-open", { [$0] })]
+            as [(String?, String, String, (String) -> [String])] {
+            guard let tool else {
+                report.note("\(label) peer: skipped, \(label.split(separator: " ")[0]) is not installed (Debian package \(package))")
                 continue
             }
-            do {
-                let samples = try desktop.opens(peer.command(tool), label: peer.label, count: peer.count)
-                let row = report.row("\(peer.label) URL → a new handler process has it (peer)", samples)
-                if let ours { report.row("lsopen URL, whole process, app not running vs \(peer.label)", ours.lsopenCold, baseline: row) }
-                if let figures {
-                    report.row("lsopen URL → desktop entry, exits 0: forwarded, vs \(peer.label)", figures.forwarded, baseline: row)
-                    report.row("lsopen → desktop, forwarded, handler has it, vs \(peer.label)", figures.forwardedDelivered, baseline: row)
-                    report.row("lsopen URL → desktop entry, stays: running, vs \(peer.label)", figures.running, baseline: row)
-                    report.row("lsopen → desktop, running, handler has it, vs \(peer.label)", figures.runningDelivered, baseline: row)
+            let samples = label == "xdg-open" ? (xdgOpenProcesses ?? max(3, count / 5)) : count
+            tools.append(DesktopTool(label: label, command: command(tool), count: samples))
+        }
+        let taken = try desktopSamples(desktop, tools: tools, count: count, runningCount: desktopRunningOpens)
+        for note in taken.notes { report.note(note) }
+        for tool in taken.tools where tool.failure == nil {
+            let row = report.row("\(tool.label) URL → a new handler process has it (peer)", tool.samples)
+            if let ours { report.row("lsopen URL, whole process, app not running vs \(tool.label)", ours.lsopenCold, baseline: row) }
+            if let figures = taken.ours {
+                report.row("lsopen URL → desktop entry, exits 0: forwarded, vs \(tool.label)", figures.forwarded, baseline: row)
+                report.row("lsopen → desktop, forwarded, handler has it, vs \(tool.label)", figures.forwardedDelivered, baseline: row)
+                if !figures.running.isEmpty {
+                    report.row("lsopen URL → desktop entry, stays: running, vs \(tool.label)", figures.running, baseline: row)
+                    report.row("lsopen → desktop, running, handler has it, vs \(tool.label)", figures.runningDelivered, baseline: row)
                 }
-            } catch let unavailable as DBusPeers.Unavailable {
-                report.note("\(peer.label) peer: skipped, \(unavailable.reason)")
             }
+        }
+        if tools.isEmpty, let figures = taken.ours {
+            report.row("lsopen URL → desktop entry, exits 0: forwarded", figures.forwarded)
+            report.row("lsopen URL → desktop entry, stays: running", figures.running)
         }
         guard let ours else { return }
         guard let xdgMime else {
