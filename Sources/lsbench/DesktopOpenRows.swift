@@ -47,12 +47,19 @@ struct DesktopSamples {
 }
 
 extension LSBench {
+    /// Samples per block of `desktopSamples`.
+    static let desktopBlock = 10
+
     /// The peers' opens and `lsopen` to the same handler as a desktop entry (`forwarded`),
-    /// taken in turn, sample by sample (each pair in alternating order; `xdg-open`, with
-    /// fewer samples, at even intervals), so that the load of a shared machine falls on both
-    /// alike; one untimed, checked open of each first. Then the opens of the handler that
-    /// stays (`running`), half a second each. A peer or our side that fails is dropped with
-    /// a note; the rest go on.
+    /// taken in alternating blocks of `desktopBlock` rounds (the peers' block first, then
+    /// ours, then ours first, …; `xdg-open`, with fewer samples, at even intervals in its
+    /// blocks), after one untimed, checked open of each. Not one by one: an `lsopen` right
+    /// after each `gio open` was about 1 ms slower than in a loop of its own on this VM (the
+    /// much larger gio process evicts what the open path keeps in the caches), while `gio
+    /// open` was not slowed by the `lsopen` before it; blocks keep each side as warm as its
+    /// own loop and still share the load. Then the opens of the handler that stays
+    /// (`running`), half a second each. A peer or our side that fails is dropped with a
+    /// note; the rest go on.
     func desktopSamples(_ desktop: DesktopPeers, tools: [DesktopTool], count: Int, runningCount: Int) throws -> DesktopSamples {
         guard ls_set_subreaper(1) == 0 else { throw DBusPeers.Unavailable(reason: "cannot become a child subreaper to reap the handler") }
         defer { _ = ls_set_subreaper(0) }
@@ -93,16 +100,26 @@ extension LSBench {
         }
         for index in taken.tools.indices { samplePeer(index, "warmup", record: false) }
         sampleOurs("warmup", record: false)
-        for i in 0..<count {
-            // The peers whose turn it is: every round for as many samples as ours, else at
-            // even intervals over the rounds.
-            let turns = taken.tools.indices.filter { index in
-                let wanted = taken.tools[index].count
-                return taken.tools[index].samples.count < wanted && (wanted >= count || i * wanted / count != (i + 1) * wanted / count)
+        // In alternating blocks: each side runs back to back within a block, as a loop of
+        // one command does everywhere else in the bench, and the blocks alternate so that a
+        // shared machine's load falls on both alike.
+        for (number, start) in stride(from: 0, to: count, by: Self.desktopBlock).enumerated() {
+            let rounds = start..<min(count, start + Self.desktopBlock)
+            for side in number % 2 == 0 ? [0, 1] : [1, 0] {
+                for i in rounds {
+                    guard side == 0 else {
+                        sampleOurs("\(i)", record: true)
+                        continue
+                    }
+                    // The peers whose turn it is: every round for as many samples as ours,
+                    // else at even intervals over the rounds.
+                    for index in taken.tools.indices {
+                        let wanted = taken.tools[index].count
+                        guard taken.tools[index].samples.count < wanted, wanted >= count || i * wanted / count != (i + 1) * wanted / count else { continue }
+                        samplePeer(index, "\(i)", record: true)
+                    }
+                }
             }
-            if i % 2 == 0 { for index in turns { samplePeer(index, "\(i)", record: true) } }
-            sampleOurs("\(i)", record: true)
-            if i % 2 == 1 { for index in turns { samplePeer(index, "\(i)", record: true) } }
         }
         if var opens = ours {
             do {
