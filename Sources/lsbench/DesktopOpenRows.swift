@@ -54,8 +54,8 @@ extension LSBench {
     /// taken in alternating blocks of `desktopBlock` rounds (the peers' block first, then
     /// ours, then ours first, …; `xdg-open`, with fewer samples, at even intervals in its
     /// blocks), after one untimed, checked open of each. Not one by one: an `lsopen` right
-    /// after each `gio open` was about 1 ms slower than in a loop of its own on this VM (the
-    /// much larger gio process evicts what the open path keeps in the caches), while `gio
+    /// after each `gio open` was about 1 ms slower than in a loop of its own on this VM (most
+    /// likely the caches, which the much larger gio process fills with its own), while `gio
     /// open` was not slowed by the `lsopen` before it; blocks keep each side as warm as its
     /// own loop and still share the load. Then the opens of the handler that stays
     /// (`running`), half a second each. A peer or our side that fails is dropped with a
