@@ -56,6 +56,9 @@ let package = Package(
             dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]
         ),
         // libsodium's Argon2id, for pasteboard password verifiers. Only the daemon links it.
+        // The daemon's objects on the session bus: sd-bus vtables and replies, which are C
+        // macros and variadic calls. Only the daemon links it (and with it libsystemd).
+        .target(name: "CSessionBus", dependencies: ["CSystemd"]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // The daemon as a library: the executable and lsbench use it, and its unit tests
         // (LaunchServicesDaemonTests) drive its parts directly; the integration tests run the
@@ -63,7 +66,7 @@ let package = Package(
         .target(
             name: "LaunchServicesDaemon",
             dependencies: [
-                "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim", "LaunchServicesSystemd", "CSystemd", "CSodium",
+                "LaunchServicesCore", "LaunchServicesProtocol", "CLaunchServicesShim", "LaunchServicesSystemd", "CSystemd", "CSessionBus", "CSodium",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

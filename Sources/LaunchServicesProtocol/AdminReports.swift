@@ -39,11 +39,16 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// what was registered from them is kept as it was until they can be read. Absent when
     /// none, for an app asking, and from daemons before it.
     public var unreadableInAppsFolders: [String]?
+    /// The desktop entries (added in 0.3): whether they are read, how many, from where, and
+    /// what could not be read. Absent for an app asking, and from daemons before it.
+    public var desktopEntries: DesktopEntriesReport?
 
     public init(version: String, pid: Int32, socket: String, uptimeSeconds: Double, appsRegistered: Int, schemesRegistered: Int,
                 appsRunning: Int, appsSuspended: Int, opensServed: Int, pasteboards: Int, persistentPasteboards: Int,
                 frontmost: String?, appsFolders: [String], refusedBundles: [String], appLogs: String? = nil,
-                damagedDatabases: [DamagedDatabaseReport]? = nil, storageProblems: [String]? = nil, unreadableInAppsFolders: [String]? = nil) {
+                damagedDatabases: [DamagedDatabaseReport]? = nil, storageProblems: [String]? = nil, unreadableInAppsFolders: [String]? = nil,
+                desktopEntries: DesktopEntriesReport? = nil) {
+        self.desktopEntries = desktopEntries
         self.unreadableInAppsFolders = unreadableInAppsFolders
         self.appLogs = appLogs
         self.damagedDatabases = damagedDatabases
@@ -109,115 +114,6 @@ public struct URLTypeReport: Codable, Sendable, Equatable {
     public init(name: String?, schemes: [String]) {
         self.name = name
         self.schemes = schemes
-    }
-}
-
-/// One app's claim on a scheme: the app and since when it is registered, as ISO-8601 in
-/// UTC with milliseconds (`2026-11-23T20:07:26.123Z`, `ClaimTime`).
-public struct ClaimReport: Codable, Sendable, Equatable {
-    public var app: String
-    public var since: String
-
-    public init(app: String, since: String) {
-        self.app = app
-        self.since = since
-    }
-}
-
-/// One scheme and the app that opens it (`schemes`, `conflicts`).
-public struct SchemeReport: Codable, Sendable, Equatable {
-    public var scheme: String
-    public var app: String
-    /// `userDefault`, `onlyClaimant` or `earliestRegistration` (the app registered first;
-    /// ties, the smallest bundle id). Daemons before the registration time said `rule`.
-    public var reason: String
-    /// Sorted by bundle id.
-    public var claimants: [String]
-    /// Every claim in the rule's order: earliest registration first, ties by bundle id.
-    /// Empty when decoded from a daemon that did not send it.
-    public var claims: [ClaimReport]
-    /// The `CFBundleURLName` under which `app` declares the scheme (its kind); absent when
-    /// that URL type has no name, and from a daemon that did not send it.
-    public var kind: String?
-
-    public init(scheme: String, app: String, reason: String, claimants: [String], claims: [ClaimReport] = [], kind: String? = nil) {
-        self.scheme = scheme
-        self.app = app
-        self.reason = reason
-        self.claimants = claimants
-        self.claims = claims
-        self.kind = kind
-    }
-
-    private enum CodingKeys: String, CodingKey { case scheme, app, reason, claimants, claims, kind }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(scheme: try c.decode(String.self, forKey: .scheme), app: try c.decode(String.self, forKey: .app),
-                  reason: try c.decode(String.self, forKey: .reason), claimants: try c.decode([String].self, forKey: .claimants),
-                  claims: try c.decodeIfPresent([ClaimReport].self, forKey: .claims) ?? [],
-                  kind: try c.decodeIfPresent(String.self, forKey: .kind))
-    }
-}
-
-/// Which app would open a URL, and why (`explain`, `default`, `clear-default`).
-public struct ExplainReport: Codable, Sendable, Equatable {
-    public var url: String
-    public var scheme: String
-    public var app: String?
-    /// `userDefault`, `onlyClaimant`, `earliestRegistration`, or `noHandler` (daemons
-    /// before the registration time said `rule` for `earliestRegistration`).
-    public var reason: String
-    public var why: String
-    /// Sorted by bundle id.
-    public var claimants: [String]
-    public var userDefault: String?
-    /// Every claim in the rule's order, with since when (see `SchemeReport.claims`).
-    public var claims: [ClaimReport]
-    /// The `CFBundleURLName` under which `app` declares the scheme (see `SchemeReport.kind`);
-    /// absent when there is no app or its URL type has no name.
-    public var kind: String?
-    /// Bundles in the apps folders that declare the scheme but were refused (their claims
-    /// count for nothing until fixed); empty for an app asking, and from daemons before it.
-    public var refusedClaims: [RefusedClaimReport]
-
-    public init(url: String, scheme: String, app: String?, reason: String, why: String, claimants: [String], userDefault: String?,
-                claims: [ClaimReport] = [], kind: String? = nil, refusedClaims: [RefusedClaimReport] = []) {
-        self.refusedClaims = refusedClaims
-        self.url = url
-        self.scheme = scheme
-        self.app = app
-        self.reason = reason
-        self.why = why
-        self.claimants = claimants
-        self.userDefault = userDefault
-        self.claims = claims
-        self.kind = kind
-    }
-
-    private enum CodingKeys: String, CodingKey { case url, scheme, app, reason, why, claimants, userDefault, claims, kind, refusedClaims }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(url: try c.decode(String.self, forKey: .url), scheme: try c.decode(String.self, forKey: .scheme),
-                  app: try c.decodeIfPresent(String.self, forKey: .app), reason: try c.decode(String.self, forKey: .reason),
-                  why: try c.decode(String.self, forKey: .why), claimants: try c.decode([String].self, forKey: .claimants),
-                  userDefault: try c.decodeIfPresent(String.self, forKey: .userDefault),
-                  claims: try c.decodeIfPresent([ClaimReport].self, forKey: .claims) ?? [],
-                  kind: try c.decodeIfPresent(String.self, forKey: .kind),
-                  refusedClaims: try c.decodeIfPresent([RefusedClaimReport].self, forKey: .refusedClaims) ?? [])
-    }
-}
-
-/// A refused bundle that declares a scheme (`ExplainReport.refusedClaims`): where it is and
-/// why it was refused (the key and the problem, as `lsctl status` lists it).
-public struct RefusedClaimReport: Codable, Sendable, Equatable {
-    public var path: String
-    public var reason: String
-
-    public init(path: String, reason: String) {
-        self.path = path
-        self.reason = reason
     }
 }
 

@@ -78,22 +78,6 @@ struct CommonOptions: ParsableArguments {
     }
 }
 
-/// Prints an explanation document (explain, default) for a person.
-func printExplanation(_ e: ExplainReport) {
-    printEscaped("\(e.url) → \(e.app ?? "no app")")
-    printEscaped("  why: \(e.why)")
-    if let kind = e.kind { printEscaped("  kind: \(kind) (CFBundleURLName)") }
-    if let held = e.claims.first(where: { $0.app == e.app }) { printEscaped("  registered since: \(held.since)") }
-    if !e.claims.isEmpty {
-        let others = e.claims.filter { $0.app != e.app }
-        if !others.isEmpty { printEscaped("  also claimed by: \(others.map { "\($0.app) (since \($0.since))" }.joined(separator: ", "))") }
-    } else if e.claimants.count > 1 {
-        printEscaped("  also claimed by: \(e.claimants.filter { $0 != e.app }.joined(separator: ", "))")
-    }
-    if let chosen = e.userDefault, chosen != e.app { printEscaped("  user default: \(chosen) (not a claimant now, so ignored)") }
-    for refused in e.refusedClaims { printEscaped("  refused bundle declaring it: \(refused.path): \(refused.reason)") }
-}
-
 struct Register: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Register the app bundle at PATH (kept across restarts until unregistered).",
@@ -107,7 +91,9 @@ struct Register: ParsableCommand {
         let app = report.registered
         printEscaped("registered \(app.id) (\(app.schemes.joined(separator: ", ")))")
         for held in report.heldByOthers {
-            let why = held.reason == "userDefault" ? "your default" : "registered first, since \(held.claims.first { $0.app == held.app }?.since ?? "?")"
+            let since = held.claims.first { $0.app == held.app }?.since ?? "?"
+            let why = held.reason == "userDefault" ? "your default"
+                : held.handlerKind == SchemeResolution.Kind.desktop.rawValue ? "a desktop entry: desktop entries handled it first, since \(since)" : "registered first, since \(since)"
             printEscaped("  '\(held.scheme):' still opens with \(held.app) (\(why)); lsctl default \(held.scheme) \(app.id) to open it with \(app.id)")
         }
     }
@@ -131,14 +117,16 @@ struct Unregister: ParsableCommand {
 struct Default: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show or set the app that opens SCHEME (like LSSetDefaultHandlerForURLScheme).",
-        discussion: "lsctl default SCHEME shows the handler and why; lsctl default SCHEME ID makes ID the handler; --clear returns to the rule.")
+        discussion: "lsctl default SCHEME shows the handler and why; lsctl default SCHEME ID makes ID the handler; --clear returns to the rule. "
+            + "ID is the bundle id of an app that declares SCHEME, or the desktop file ID of a desktop entry that can open it (org.example.Mail.desktop: "
+            + "the one the desktop rules choose, or one they rank after it; lsctl explain SCHEME: lists them); anything else is refused, saying why.")
     @OptionGroup var options: CommonOptions
     @Argument(help: "The URL scheme.") var scheme: String
-    @Argument(help: "The bundle id to make the default.") var id: String?
+    @Argument(help: "The bundle id, or desktop file ID, to make the default.") var id: String?
     @Flag(help: "Remove the user's default for SCHEME.") var clear = false
 
     func validate() throws {
-        if clear && id != nil { throw ValidationError("give either a bundle id or --clear, not both") }
+        if clear && id != nil { throw ValidationError("give either an ID or --clear, not both") }
     }
 
     func run() throws {
@@ -148,7 +136,10 @@ struct Default: ParsableCommand {
 }
 
 struct Explain: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Say which app would open URL, why, and who else claims its scheme.")
+    static let configuration = CommandConfiguration(
+        abstract: "Say which app would open URL, why, and who else claims its scheme.",
+        discussion: "Apps registered with launchservicesd and desktop entries are weighed by one rule (your default, else the earliest claim); "
+            + "for desktop entries it names the file and line that chose one (~/.config/mimeapps.list:7 [Default Applications]) and why each other candidate lost.")
     @OptionGroup var options: CommonOptions
     @Argument(help: "The URL.") var url: String
 
@@ -188,34 +179,45 @@ extension RescanSummary: DecidesExitStatus {
 }
 
 struct Schemes: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List every registered scheme, the app that opens it, and why.")
+    static let configuration = CommandConfiguration(
+        abstract: "List every scheme an app declares or a desktop entry can open, the handler that opens it, and why.",
+        discussion: "TYPE is native (an app registered with launchservicesd) or desktop (a desktop entry); KIND is the app's CFBundleURLName for the scheme.")
     @OptionGroup var options: CommonOptions
 
     func run() throws {
         let rows = try options.query(.schemes, as: [SchemeReport].self)
         guard !rows.isEmpty else { return printEscaped("no schemes registered") }
-        Table.show(header: ["SCHEME", "OPENS WITH", "SINCE", "WHY", "CLAIMANTS", "KIND"], rows: rows.map { row in
-            [row.scheme, row.app, row.claims.first { $0.app == row.app }?.since ?? "", row.reason, "\(row.claimants.count)", row.kind ?? "-"]
+        Table.show(header: ["SCHEME", "OPENS WITH", "TYPE", "SINCE", "WHY", "CLAIMANTS", "KIND"], rows: rows.map { row in
+            [row.scheme, row.app, handlerType(row.handlerKind), row.claims.first { $0.app == row.app }?.since ?? "", row.reason, "\(row.claimants.count)", row.kind ?? "-"]
         })
     }
 }
 
 struct Conflicts: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List schemes claimed by several apps: which one wins, why, and every claim with since when (earliest first).")
+    static let configuration = CommandConfiguration(
+        abstract: "List schemes several handlers can open (apps, desktop entries, or both): which one wins, why, and every claim with since when (earliest first).",
+        discussion: "The desktop entries claim once, as one side: with the entry the desktop rules choose (DESKTOP CHOICE: the line that chose it, and the other entries that can open the scheme).")
     @OptionGroup var options: CommonOptions
 
     func run() throws {
         let rows = try options.query(.conflicts, as: [SchemeReport].self)
         guard !rows.isEmpty else { return printEscaped("no contested schemes") }
-        Table.show(header: ["SCHEME", "WINNER", "WHY", "CLAIMS (APP SINCE, EARLIEST FIRST)"], rows: rows.map { row in
-            [row.scheme, row.app, row.reason,
-             row.claims.isEmpty ? row.claimants.joined(separator: ", ") : row.claims.map { "\($0.app) \($0.since)" }.joined(separator: ", ")]
+        Table.show(header: ["SCHEME", "WINNER", "TYPE", "WHY", "CLAIMS (HANDLER SINCE, EARLIEST FIRST)", "DESKTOP CHOICE"], rows: rows.map { row in
+            let claims = row.claims.isEmpty ? row.claimants.joined(separator: ", ")
+                : row.claims.map { "\($0.app)\($0.isDesktop ? " (desktop)" : "") \($0.since)" }.joined(separator: ", ")
+            var desktop = "-"
+            if let chosen = row.desktopClaimants.first, let decidedBy = row.desktopDecidedBy {
+                desktop = "\(chosen) by \(decidedBy.text)"
+                let others = row.desktopClaimants.dropFirst()
+                if !others.isEmpty { desktop += "; then \(others.joined(separator: ", "))" }
+            }
+            return [row.scheme, row.app, handlerType(row.handlerKind), row.reason, claims, desktop]
         })
     }
 }
 
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the daemon's state: socket, apps, running apps, opens served.")
+    static let configuration = CommandConfiguration(abstract: "Show the daemon's state: socket, apps, running apps, opens served, desktop entries.")
     @OptionGroup var options: CommonOptions
 
     func run() throws {
@@ -238,6 +240,18 @@ struct Status: ParsableCommand {
         }
         for problem in s.storageProblems ?? [] { printEscaped("  storage: \(problem)") }
         for place in s.unreadableInAppsFolders ?? [] { printEscaped("  unreadable: \(place); what it registered is kept as it was") }
+        if let d = s.desktopEntries { printDesktopEntries(d) }
+    }
+
+    /// The desktop entries' part of the status.
+    func printDesktopEntries(_ d: DesktopEntriesReport) {
+        guard d.enabled else { return printEscaped("  desktop entries: not read (desktopEntries.enabled is false)") }
+        guard d.ready else { return printEscaped("  desktop entries: the first read is under way") }
+        let watched = d.foldersWatched > 0 ? "\(d.foldersWatched) folders watched" : "not watched"
+        printEscaped("  desktop entries: \(d.entries) entries, \(d.schemesHandled) schemes handled; read \(d.generation == 1 ? "once" : "\(d.generation) times"), last at \(d.lastRead ?? "-"); \(watched)")
+        printEscaped("    folders: \(d.folders.joined(separator: ", "))")
+        for problem in d.problems { printEscaped("    problem: \(problem)") }
+        if d.moreProblems > 0 { printEscaped("    and \(d.moreProblems) more problems (see the daemon's log)") }
     }
 }
 
@@ -290,6 +304,12 @@ struct DebugStall: ParsableCommand {
         _ = try options.debug(.stall)
         printEscaped("launchservicesd's event loop is now stalled")
     }
+}
+
+/// `native` (an app registered with launchservicesd) or `desktop` (a desktop entry); `native`
+/// for an older daemon's rows, which are all apps.
+func handlerType(_ kind: String?) -> String {
+    kind ?? SchemeResolution.Kind.native.rawValue
 }
 
 /// Left-aligned columns, as `systemctl list-units` prints them.

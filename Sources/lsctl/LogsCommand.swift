@@ -17,7 +17,7 @@ struct Logs: ParsableCommand {
 
     @OptionGroup var options: CommonOptions
 
-    @Argument(help: "The app's bundle id.")
+    @Argument(help: "The app's bundle id, or a desktop app's desktop file ID (org.example.Mail.desktop).")
     var id: String
 
     @Option(name: .customShort("n"), help: "Only the last N lines.")
@@ -37,10 +37,14 @@ struct Logs: ParsableCommand {
             throw ExitCode.failure
         }
         let registered = try daemon.query(.apps, as: [AppReport].self).contains { $0.id == id }
+        // A desktop app the daemon started, by its desktop file ID: its output goes to the
+        // journal under its application ID (the ID without .desktop), or to ID.log.
+        let desktop = !registered && id.hasSuffix(".desktop") && id.count > 8
         var fields = ["\"app\":\(JSONText.quote(id))", "\"destination\":\(JSONText.quote(destination))"]
         if destination == "journal" {
-            guard registered else { throw unknown() }
-            let command = "journalctl --user -t \(id)\(lines.map { " -n \($0)" } ?? "")"
+            guard registered || desktop else { throw unknown() }
+            let identifier = desktop ? String(id.dropLast(8)) : id
+            let command = "journalctl --user -t \(identifier)\(lines.map { " -n \($0)" } ?? "")"
             guard options.json else { return printEscaped(command) }
             fields.append("\"command\":\(JSONText.quote(command))")
             return printJSON("{" + fields.joined(separator: ",") + "}")
@@ -49,7 +53,7 @@ struct Logs: ParsableCommand {
         fields.append("\"file\":\(JSONText.quote(file))")
         let fm = FileManager.default
         guard !id.contains("/"), fm.fileExists(atPath: file) || fm.fileExists(atPath: file + ".1") else {
-            guard registered else { throw unknown() }
+            guard registered || desktop else { throw unknown() }
             guard options.json else { return complain("\(id) has written nothing yet (\(file))") }
             return printJSON("{" + fields.joined(separator: ",") + ",\"lines\":[]}")
         }

@@ -14,8 +14,11 @@ import LaunchServicesCore
 import LaunchServicesProtocol
 
 /// The terminal chooser (like Android's "Open with"): when a scheme is claimed by several
-/// apps and the user chose no default, lsopen on a terminal asks which app, once or always
-/// ("always" sets the default, as `lsctl default` would). Without a terminal it never asks.
+/// handlers — apps registered with the daemon, desktop entries, or both — and the user chose
+/// no default, lsopen on a terminal asks which one, once or always ("always" sets the
+/// default, as `lsctl default` would). Desktop entries alone, when a `[Default Applications]`
+/// line chose among them, are not asked about: that line is the choice, as for every other
+/// opener on the desktop. Without a terminal it never asks.
 struct HandlerChooser {
     let client: LaunchServicesClient
     let url: String
@@ -40,14 +43,11 @@ struct HandlerChooser {
             // Nothing to choose from (an invalid URL, no handler): the open itself will say why.
             return .byRule
         }
-        let contested = report.claimants.count > 1 && report.userDefault == nil
-        guard report.claimants.count > 0, forced || contested else { return .byRule }
+        guard report.claimants.count > 0, forced || Self.isContested(report) else { return .byRule }
         var text = "'\(report.scheme):' is claimed by \(report.claimants.count) app\(report.claimants.count == 1 ? "" : "s")"
         text += report.userDefault.map { "; your default is \($0)" } ?? " and you have chosen no default"
         text += ". Open \(TerminalText.escapingControls(url)) with:\n"
-        for (index, app) in report.claimants.enumerated() {
-            text += "  \(index + 1)) \(app)\(app == report.app ? "  (opens it now)" : "")\n"
-        }
+        text += Self.choices(report)
         text += "Choose 1-\(report.claimants.count) just once, or add 'a' to always use it (e.g. 1a); Enter or Ctrl-D opens nothing: "
         for _ in 0..<3 {
             StandardStreams.error(text)
@@ -70,6 +70,24 @@ struct HandlerChooser {
             }
         }
         throw Self.cancelled("no app was chosen in three answers")
+    }
+
+    /// Whether to ask: several handlers and no default of the user's (`lsctl default`), unless
+    /// they are all desktop entries and a `[Default Applications]` line chose among them.
+    static func isContested(_ report: ExplainReport) -> Bool {
+        guard report.claimants.count > 1, report.userDefault == nil else { return false }
+        let onlyDesktop = report.claimants.allSatisfy(report.desktopClaimants.contains)
+        return !(onlyDesktop && report.desktop?.decidedBy?.group == DesktopSourceReport.defaultApplications)
+    }
+
+    /// The numbered list of handlers, each with its kind; the one the rule picks is marked.
+    static func choices(_ report: ExplainReport) -> String {
+        var text = ""
+        for (index, app) in report.claimants.enumerated() {
+            let kind = report.desktopClaimants.contains(app) ? "desktop entry" : "app"
+            text += "  \(index + 1)) \(TerminalText.escapingControls(app))  [\(kind)]\(app == report.app ? "  (opens it now)" : "")\n"
+        }
+        return text
     }
 
     /// Nothing opened because the user chose no app: `cancelled` (exit 73), never the first

@@ -49,13 +49,13 @@ struct LSOpen: ParsableCommand {
                                valueName: "file"))
     var annotationPlist: String?
 
-    @Option(name: .customLong("app"), help: ArgumentHelp("Open in this app (it must declare the scheme), like open -b.", valueName: "bundle-id"))
+    @Option(name: .customLong("app"), help: ArgumentHelp("Open in this app (it must declare the scheme), like open -b; or in this desktop entry, by its desktop file ID (e.g. org.example.Mail.desktop), when it can open the scheme.", valueName: "bundle-id"))
     var appID: String?
 
     @Flag(inversion: .prefixedNo, help: ArgumentHelp("Ask which app, on a terminal (--ask: even when the scheme has one handler or a default; --no-ask: never).", discussion: "Without either, lsopen asks only when the scheme is claimed by several apps, no default is set, and it runs on a terminal."))
     var ask: Bool?
 
-    @Flag(help: "Deliver the URL without bringing the app to the front; the frontmost app stays.")
+    @Flag(help: "Deliver the URL without bringing the app to the front; the frontmost app stays. Refused (exit 67) when the handler is a desktop app, which cannot be opened without coming to the front.")
     var background = false
 
     @Option(help: ArgumentHelp("When no app handles the URL's scheme, open this URL instead (a store page, say).", valueName: "url"))

@@ -32,6 +32,28 @@ struct AppLogTests {
         #expect(unknown.stderr.contains("no app 'test.nobody' is registered"), "\(unknown.stderr)")
     }
 
+    @Test("a desktop app's output goes to DESKTOP-ID.log, which lsctl logs prints by its desktop file ID")
+    func desktopAppLog() throws {
+        let h = try DaemonHarness(apps: [])
+        defer { h.stop() }
+        try FileManager.default.createDirectory(atPath: h.dataHome + "/applications", withIntermediateDirectories: true)
+        try Data("""
+            [Desktop Entry]
+            Type=Application
+            Name=Log
+            Exec=sh -c "echo desktop-out; echo desktop-err >&2" sh %u
+            MimeType=x-scheme-handler/dlog;
+
+            """.utf8).write(to: URL(fileURLWithPath: h.dataHome + "/applications/org.example.Log.desktop"))
+        try h.eventually("the desktop entry is read and opened") { try h.lsopen("dlog:x").status == 0 }
+        try h.eventually("both lines reach the log") {
+            let logs = try h.lsctl("logs", "org.example.Log.desktop")
+            return logs.status == 0 && logs.stdout.contains("desktop-out\n") && logs.stdout.contains("desktop-err\n")
+        }
+        let none = try h.lsctl("logs", "org.example.None.desktop")
+        #expect(none.stderr.contains("has written nothing yet"), "\(none.stderr)")
+    }
+
     @Test("lsctl logs: on a terminal, an app's control characters are escaped line by line; piped, the exact bytes; --json, the exact lines")
     func logsOnTerminal() throws {
         let h = try DaemonHarness(apps: [.test("chatty")])

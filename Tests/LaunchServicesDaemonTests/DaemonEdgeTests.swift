@@ -202,7 +202,10 @@ struct RegistryStoreTests {
         try store?.replaceFolderApps(apps[0..<5_000].map { ($0, 1) })
         for app in apps[5_000...] { try store?.save(app, source: .manual, registeredAt: 2) }
         try store?.setDefault("scale.app3", for: try URLScheme(validating: "s3x0"))
-        // One connection at a time: the store holds its file exclusively until it is released.
+        // One connection at a time: the store holds its file exclusively until it is closed.
+        // Closed explicitly: dropping the last reference left the close to GRDB's deinit, and
+        // under load (the full suite on two busy cores) the reopen found the file still locked.
+        try store?.close()
         store = nil
 
         let reopened = try RegistryStore(folder: folder)

@@ -83,9 +83,13 @@ struct DaemonStopTests {
             await stopping.value
             #expect(ended, "the stop waited for the busy queue")
             let named = lines.withLockedValue { $0 }.filter { $0.contains("could not close") }
-            #expect(named.count == 1, "\(named)")
-            #expect(named.first?.contains("registry.sqlite within") == true)
-            #expect(named.first?.contains("launchservicesd.files is still busy") == true)
+            let registry = named.filter { $0.contains("registry.sqlite within") }
+            #expect(registry.count == 1, "\(named)")
+            #expect(registry.first?.contains("launchservicesd.files is still busy") == true)
+            // The pasteboard store's queue is not held, but with a 200 ms timeout a loaded
+            // machine (the full suite on two cores) may miss it too; it is named as its own.
+            #expect(named.allSatisfy { $0.contains("registry.sqlite within") || $0.contains("pasteboard.sqlite within 0.2 seconds of stopping: launchservicesd.pasteboard-store is still busy") },
+                    "\(named)")
         }
     }
 }

@@ -11,7 +11,7 @@ public struct DesktopEntry: Sendable, Equatable {
     /// The keys kept (the rest of the file is checked, not stored).
     public static let keys: Set<String> = [
         "Type", "Name", "Exec", "TryExec", "MimeType", "Hidden", "NoDisplay", "Terminal",
-        "DBusActivatable", "Path", "StartupNotify",
+        "DBusActivatable", "Path", "StartupNotify", "Icon",
     ]
 
     /// The file's first group: GLib loads the entry only when it is `Desktop Entry`.

@@ -22,7 +22,7 @@ extension OpenOutcome {
             var message = "\(shown) " + (launch.exitStatus.map { "\($0)" } ?? "ended (its status is unknown)")
             message += " within the grace" + (launch.pid.map { " (pid \($0))" } ?? "") + ", so the URL may not have reached it"
             if launch.stderrTail.isEmpty {
-                message += "; it wrote nothing to stderr"
+                message += "; no stderr lines were kept to show (see its log)"
             } else {
                 message += "; its last lines on stderr:\n" + launch.stderrTail.map { "  " + $0 }.joined(separator: "\n")
             }

@@ -7,7 +7,7 @@ import NIOCore
 
 /// The inspections (`AdminQuery`: `lsctl status`, `apps`, `schemes`, `conflicts`, `running`,
 /// `history`, `pasteboards`): JSON documents of the daemon's state (AdminReports.swift),
-/// filtered for apps.
+/// filtered for apps. `schemes` and `conflicts` count desktop entries as handlers too.
 extension AdminService {
     /// The schemes an app may learn about: those in its `LSApplicationQueriesSchemes` (the
     /// iOS 9 rule, which every query obeys, not only canOpenURL) and those it declares itself
@@ -53,7 +53,8 @@ extension AdminService {
                 // Where the user's files are and what they lost is the user's to read, not an app's.
                 damagedDatabases: visible == nil ? storage.reports : nil,
                 storageProblems: visible == nil && !storage.problems.isEmpty ? storage.problems : nil,
-                unreadableInAppsFolders: visible == nil && !self.registry.unreadable.isEmpty ? self.registry.unreadable.map(\.description) : nil)))
+                unreadableInAppsFolders: visible == nil && !self.registry.unreadable.isEmpty ? self.registry.unreadable.map(\.description) : nil,
+                desktopEntries: visible == nil ? DesktopEntriesReport(desktop.statusSummary) : nil)))
         case .apps:
             return .queryResult(json: JSONDocument.encode(registry.apps.values.filter(listed).sorted { $0.id < $1.id }.map { app in
                 let own = visible == nil || app.id == connection.identity
@@ -67,11 +68,15 @@ extension AdminService {
                                  })
             }))
         case .schemes, .conflicts:
-            let rows = registry.claimants.keys.sorted().compactMap { scheme -> SchemeReport? in
+            // Both kinds: a scheme an app declares or a desktop entry can open; a conflict is
+            // one more than one handler, of either kind, can open.
+            let explanation = SchemeExplanation(self.registry, desktop: desktop)
+            let rows = explanation.schemes.compactMap { scheme -> SchemeReport? in
                 guard visible?.contains(scheme) ?? true else { return nil }
-                guard let resolution = registry.resolve(scheme), query == .schemes || resolution.claimants.count > 1 else { return nil }
-                return SchemeReport(scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue, claimants: resolution.claimants,
-                                    claims: resolution.claims.map(ClaimReport.init), kind: resolution.app.kind(of: scheme))
+                guard var row = explanation.row(scheme, onlyConflicts: query == .conflicts) else { return nil }
+                // Where the user's files are is the user's to read, not an app's.
+                if visible != nil { row.desktopDecidedBy = nil }
+                return row
             }
             return .queryResult(json: JSONDocument.encode(rows))
         case .pasteboards:

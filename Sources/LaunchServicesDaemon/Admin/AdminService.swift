@@ -11,6 +11,9 @@ import NIOCore
 /// to `answer(_:for:)` (AdminQueries.swift), registry changes to `RegistryCommands`,
 /// `quit` to the lifecycle, `rescan` to the registry, and the test-only hooks to `debug`.
 /// Registering, unregistering and defaults are the user's: an app is refused them.
+/// What names handlers (`explain`, `default`, `register`'s answer, `schemes`, `conflicts`)
+/// counts desktop entries too, so it waits for their first read (`DesktopService.whenReady`,
+/// bounded).
 /// Confined to the loop.
 final class AdminService {
     let configuration: DaemonConfiguration
@@ -28,12 +31,14 @@ final class AdminService {
     let pasteboards: PasteboardService
     let storage: StorageStatus
     let connections: ConnectionTable
+    let desktop: DesktopService
     private let commands: RegistryCommands
     /// The desktop apps the daemon started that still live (`lsctl running`).
     var desktopRunning: () -> [RunningDesktopApp] = { [] }
 
     init(configuration: DaemonConfiguration, socketPath: String, logger: Logger, loop: EventLoop, appLogs: String?, registry: RegistryService,
-         lifecycle: AppLifecycle, records: OpenRecords, pasteboards: PasteboardService, storage: StorageStatus, connections: ConnectionTable) {
+         lifecycle: AppLifecycle, records: OpenRecords, pasteboards: PasteboardService, storage: StorageStatus, connections: ConnectionTable,
+         desktop: DesktopService) {
         self.configuration = configuration
         self.socketPath = socketPath
         self.logger = logger
@@ -46,7 +51,8 @@ final class AdminService {
         self.pasteboards = pasteboards
         self.storage = storage
         self.connections = connections
-        commands = RegistryCommands(loop: loop, logger: logger, registry: registry, lifecycle: lifecycle)
+        self.desktop = desktop
+        commands = RegistryCommands(loop: loop, logger: logger, registry: registry, lifecycle: lifecycle, desktop: desktop)
     }
 
     func received(_ envelope: Envelope, from connection: ClientConnection) {
@@ -60,7 +66,15 @@ final class AdminService {
             }
             connections.send(Envelope(id: envelope.id, .failure(OpenError(.invalidRequest, error.description))), to: connection)
         case .success(.query(let query)):
-            connections.send(Envelope(id: envelope.id, answer(query, for: connection)), to: connection)
+            guard query == .schemes || query == .conflicts, !desktop.isReady else {
+                return connections.send(Envelope(id: envelope.id, answer(query, for: connection)), to: connection)
+            }
+            // Answered later: flushed then, as a command's answer is.
+            let send: (Message) -> Void = { [connections] answer in
+                connections.send(Envelope(id: envelope.id, answer), to: connection)
+                connections.flush()
+            }
+            afterDesktopRead(send) { [unowned self] in send(answer(query, for: connection)) }
         case .success(.command(let command)):
             execute(command, id: envelope.id, from: connection)
         case .success(.debug(let hook)):
@@ -79,21 +93,35 @@ final class AdminService {
         if let refusal = refusal(of: command.adminVerb, from: connection) { return reply(refusal) }
         switch command {
         case .register(let path):
-            commands.register(path: path, reply)
+            // Its answer names the handlers that keep its schemes, desktop entries too.
+            afterDesktopRead(reply) { [commands] in commands.register(path: path, reply) }
         case .unregister(let bundleID):
             commands.unregister(bundleID, reply)
         case .showDefault(let scheme):
-            commands.setDefault(schemeText: scheme, id: nil, clear: false, reply)
+            afterDesktopRead(reply) { [commands] in commands.setDefault(schemeText: scheme, id: nil, clear: false, reply) }
         case .setDefault(let scheme, let app):
-            commands.setDefault(schemeText: scheme, id: app, clear: false, reply)
+            afterDesktopRead(reply) { [commands] in commands.setDefault(schemeText: scheme, id: app, clear: false, reply) }
         case .clearDefault(let scheme):
-            commands.setDefault(schemeText: scheme, id: nil, clear: true, reply)
+            afterDesktopRead(reply) { [commands] in commands.setDefault(schemeText: scheme, id: nil, clear: true, reply) }
         case .explain(let url):
-            reply(SchemeExplanation(registry).url(url, visible: visibleSchemes(for: connection)))
+            afterDesktopRead(reply) { [unowned self] in
+                reply(SchemeExplanation(registry, desktop: desktop).url(url, visible: visibleSchemes(for: connection)))
+            }
         case .rescan:
             registry.rescan { summary in reply(.queryResult(json: JSONDocument.encode(summary))) }
         case .quit(let app):
             if let refusal = lifecycle.quit(app, id: id, from: connection) { reply(refusal) }
+        }
+    }
+
+    /// Runs `body` once the desktop entries' first read is in (at once when it is, or when
+    /// they are off), so an answer that names handlers counts them; when too many already
+    /// wait, answers `unavailable` through `reply` instead.
+    private func afterDesktopRead(_ reply: @escaping (Message) -> Void, _ body: @escaping () -> Void) {
+        do {
+            try desktop.whenReady(body)
+        } catch {
+            reply(.failure(OpenError(.unavailable, error.description)))
         }
     }
 

@@ -46,3 +46,43 @@ extension ClaimReport {
         self.init(app: claim.app, since: ClaimTime.iso8601(claim.since))
     }
 }
+
+extension ClaimReport {
+    /// A claim of either kind: an app's, or the desktop side's (its chosen entry).
+    init(_ claim: SchemeResolution.Claim) {
+        self.init(app: claim.id, since: ClaimTime.iso8601(claim.since), handlerKind: claim.kind == .desktop ? claim.kind.rawValue : nil)
+    }
+}
+
+extension DesktopSourceReport {
+    init(_ source: DesktopSource) {
+        self.init(file: source.file, line: source.line, group: source.kind.rawValue, text: source.description)
+    }
+}
+
+extension DesktopCandidateReport {
+    init(_ candidate: DesktopCandidate) {
+        let reason: LossReason? = if case .lost(let reason) = candidate.verdict { reason } else { nil }
+        self.init(id: candidate.id, file: candidate.entry?.path, verdict: reason == nil ? "chosen" : "lost", reason: reason?.name,
+                  reasonText: reason?.description, source: DesktopSourceReport(candidate.source), skipped: candidate.skipped.map(\.description))
+    }
+}
+
+extension DesktopChoiceReport {
+    /// The choice with every candidate, and as notes: what GLib would choose instead (when
+    /// asked for), where GLib's rule departs from the specs, and files that counted for nothing.
+    init(_ choice: DesktopChoice) {
+        let notes = (choice.glibDifference.map { [$0.description] } ?? []) + choice.specDifferences.map(\.description)
+            + choice.notes.map { TerminalText.escapingControls($0) }
+        self.init(mimeType: choice.mimeType, chosen: choice.chosenID, decidedBy: choice.chosen.map { DesktopSourceReport($0.source) },
+                  candidates: choice.candidates.map(DesktopCandidateReport.init), notes: notes)
+    }
+}
+
+extension DesktopEntriesReport {
+    init(_ status: DesktopEntriesStatus) {
+        self.init(enabled: status.enabled, ready: status.ready, entries: status.entries, schemesHandled: status.schemesHandled, folders: status.folders,
+                  foldersWatched: status.foldersWatched, lastRead: status.lastRead, generation: status.generation, problems: status.problems,
+                  moreProblems: status.moreProblems)
+    }
+}

@@ -23,6 +23,8 @@ final class DaemonRooms {
     /// What starts desktop apps, and the room that opens URLs in them.
     let desktopLaunchers: DesktopLaunchers
     let desktopOpening: DesktopOpening
+    /// The daemon's name and objects on the session bus, when it has a bus connection.
+    let sessionBus: SessionBusService?
     let serviceManager = ServiceManagerStatus()
     let loop: EventLoop
     /// The listening socket's channel, once bound.
@@ -59,8 +61,13 @@ final class DaemonRooms {
             pasteboards: pasteboards,
             admin: AdminService(configuration: configuration, socketPath: socketPath, logger: logger, loop: loop,
                                 appLogs: appOutput?.report, registry: registry, lifecycle: lifecycle, records: records,
-                                pasteboards: pasteboards, storage: storage, connections: connections))
+                                pasteboards: pasteboards, storage: storage, connections: connections, desktop: desktop))
         connections.events = connectionService
+        if let bus = desktopLaunchers.bus {
+            sessionBus = SessionBusService(loop: loop, logger: logger, bus: bus, connections: connections, maximumFrameLength: configuration.maximumFrameLength)
+        } else {
+            sessionBus = nil
+        }
         connectionService.admin.desktopRunning = { [unowned desktopOpening] in desktopOpening.runningApps }
         supervisor.exited = { [unowned lifecycle] in lifecycle.processExited($0, status: $1) }
     }
@@ -102,6 +109,7 @@ final class DaemonRooms {
         lifecycle.shutdown()
         // Desktop launches still under way are answered with what is known; the apps live on.
         desktopOpening.shutdown()
+        sessionBus?.stop()
         connections.flush()
         for connection in connections.connections { connection.channel.close(promise: nil) }
         let busStopped = desktopLaunchers.stop(loop)

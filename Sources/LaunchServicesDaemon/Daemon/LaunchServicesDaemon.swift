@@ -101,7 +101,11 @@ public final class LaunchServicesDaemon: Sendable {
                 rooms.value.connections.limitReached(.fileDescriptors, "cannot accept connections (\(error)); serving the open ones and retrying every 100 ms")
             },
             pipeline: { channel in rooms.value.connections.installPipeline(on: channel, kind: .socket) })
-        loop.execute { rooms.value.serverChannel = channel }
+        loop.execute {
+            rooms.value.serverChannel = channel
+            // On the session bus once the socket serves: a D-Bus caller's opens take the same path.
+            rooms.value.sessionBus?.start()
+        }
     }
 
     /// Serves a connection made without the socket (the testing kit's in-memory channels);

@@ -59,10 +59,43 @@ package struct DBusDictionaryEntry: Sendable, Equatable {
     }
 }
 
-/// A successful reply. Only its signature is kept for now: `Open` and `Activate` reply with
-/// nothing, and what a reply holds is read on the bus thread before its message is freed.
+/// A successful reply, as far as the daemon reads it (on the bus thread, before its message
+/// is freed): its signature, and for an `a{sv}` reply its `u` entries (what
+/// `GetConnectionCredentials` answers: `ProcessID`, `UnixUserID`).
 package struct DBusReply: Sendable, Equatable {
     package var signature: String
+    package var unsignedEntries: [String: UInt32] = [:]
+
+    package init(signature: String, unsignedEntries: [String: UInt32] = [:]) {
+        self.signature = signature
+        self.unsignedEntries = unsignedEntries
+    }
+
+    /// The `u` values of an `a{sv}` reply; other entries are skipped. Empty when the reply
+    /// is something else or cannot be read.
+    static func unsignedEntries(of message: OpaquePointer) -> [String: UInt32] {
+        var entries: [String: UInt32] = [:]
+        guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}") > 0 else { return entries }
+        while sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv") > 0 {
+            var key: UnsafePointer<CChar>?
+            guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &key) > 0, let key else { return entries }
+            let name = String(cString: key)
+            var type: CChar = 0
+            var contents: UnsafePointer<CChar>?
+            guard sd_bus_message_peek_type(message, &type, &contents) > 0 else { return entries }
+            if let contents, String(cString: contents) == "u" {
+                guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), "u") > 0 else { return entries }
+                var value: UInt32 = 0
+                guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "u")), &value) > 0 else { return entries }
+                entries[name] = value
+                guard sd_bus_message_exit_container(message) >= 0 else { return entries }
+            } else {
+                guard sd_bus_message_skip(message, "v") >= 0 else { return entries }
+            }
+            guard sd_bus_message_exit_container(message) >= 0 else { return entries }
+        }
+        return entries
+    }
 }
 
 extension DBusMethodCall {

@@ -37,10 +37,15 @@ package struct DesktopLaunchers {
     package var activator: (any DBusActivating)?
     /// Ends what the launchers run beside the loop (the session bus thread); completes when done.
     package var stop: (EventLoop) -> EventLoopFuture<Void>
+    /// The session bus connection, which the daemon also serves its name on
+    /// (`SessionBusService`); nil: the daemon is not on the bus.
+    package var bus: SessionBusClient?
 
-    package init(launcher: any DesktopLaunching, activator: (any DBusActivating)?, stop: @escaping (EventLoop) -> EventLoopFuture<Void> = { $0.makeSucceededVoidFuture() }) {
+    package init(launcher: any DesktopLaunching, activator: (any DBusActivating)?, bus: SessionBusClient? = nil,
+                 stop: @escaping (EventLoop) -> EventLoopFuture<Void> = { $0.makeSucceededVoidFuture() }) {
         self.launcher = launcher
         self.activator = activator
+        self.bus = bus
         self.stop = stop
     }
 
@@ -51,7 +56,7 @@ package struct DesktopLaunchers {
             let bus = SessionBusClient(environment: environment)
             return DesktopLaunchers(launcher: DesktopLauncher(loop: loop, settings: settings, output: output, environment: environment,
                                                               socketPath: socketPath, logger: logger),
-                                    activator: DBusApplicationActivator(loop: loop, bus: bus, logger: logger),
+                                    activator: DBusApplicationActivator(loop: loop, bus: bus, logger: logger), bus: bus,
                                     stop: { bus.shutdown(on: $0) })
         }
     }

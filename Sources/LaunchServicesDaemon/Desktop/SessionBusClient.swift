@@ -27,9 +27,9 @@ package struct SessionBusSettings: Sendable, Equatable {
 /// from), keeps the connection, and when the bus goes away fails the calls waiting on it and
 /// connects again on the next call.
 ///
-/// The thread owns the connection so that a server side can be added to it (a bus name
-/// owned, objects exported, incoming calls handed to the loop and their replies queued
-/// back): see `SessionBusWork`.
+/// The same thread and connection carry the daemon's server side (`serve`): a bus name owned,
+/// `org.freedesktop.Application` exported, incoming calls handed to the loop and their
+/// replies queued back (`reply`).
 package final class SessionBusClient: Sendable {
     private let inbox: SessionBusInbox
     private let target: Result<SessionBusAddress, DBusCallFailure>
@@ -72,6 +72,25 @@ package final class SessionBusClient: Sendable {
         }
     }
 
+    /// Owns `server.name` and exports its object: starts the thread now, which connects at
+    /// once and again whenever the connection is lost (`SessionBusServer`). With no address
+    /// at all, reports `unreachable` once and starts nothing.
+    package func serve(_ server: SessionBusServer) {
+        guard case .success(let target) = target else {
+            if case .failure(let failure) = target { server.report(.unreachable(failure, retry: .zero)) }
+            return
+        }
+        if let problem = inbox.post(.serve(server), start: { SessionBusWorker.startThread(inbox: $0, target: target) }) {
+            server.report(.unreachable(.invalidCall(reason: problem), retry: .zero))
+        }
+    }
+
+    /// Answers an incoming call (`SessionBusEvent.call`); a call the thread no longer holds
+    /// (its connection ended) is dropped there.
+    package func reply(_ reply: IncomingBusReply) {
+        _ = inbox.post(.reply(reply), start: nil)
+    }
+
     /// Answers every call still owed one (`stopping`), closes the connection and ends the
     /// thread; later calls are answered `stopping`. The future completes on `loop` when the
     /// thread has ended (at once when it never started).
@@ -82,11 +101,13 @@ package final class SessionBusClient: Sendable {
     }
 }
 
-/// What the loop hands the bus thread. Today only calls; the server side adds its own work
-/// here (own a name, export an object, reply to an incoming call, emit a signal), carried out
-/// on the same thread and connection, in order.
+/// What the loop hands the bus thread, carried out on its one connection, in order.
 enum SessionBusWork: Sendable {
     case call(QueuedCall)
+    /// Own a name and export the object, now and after every reconnection.
+    case serve(SessionBusServer)
+    /// Answer an incoming call.
+    case reply(IncomingBusReply)
 }
 
 /// A call waiting for the bus thread, with what answers it.
@@ -133,24 +154,44 @@ final class SessionBusInbox: Sendable {
         state.withLock { state in
             guard !state.stopping else { return .refused(.stopping) }
             guard state.calls < limit else { return .refused(.tooManyCalls(limit: limit)) }
-            if !state.started {
-                let fd = ls_wake_fd()
-                guard fd >= 0 else {
-                    return .refused(.invalidCall(reason: "the session bus thread cannot be woken: eventfd failed: \(String(cString: strerror(errno)))"))
-                }
-                state.wakeFD = fd
-                if let problem = start(self) {
-                    close(fd)
-                    state.wakeFD = -1
-                    return .refused(.invalidCall(reason: "the session bus thread cannot start: \(problem)"))
-                }
-                state.started = true
-            }
+            if let problem = Self.startIfNeeded(&state, self, start) { return .refused(.invalidCall(reason: problem)) }
             state.calls += 1
             state.work.append(work)
             Self.wake(state.wakeFD)
             return .queued
         }
+    }
+
+    /// Queues work that is not a call and so not counted against the calls' bound (a
+    /// reply: bounded by the incoming calls the thread holds; the server, once). Starts the
+    /// thread if `start` is given; without it, work for a thread that never started or has
+    /// stopped is dropped. `nil`, or why the thread could not start.
+    func post(_ work: SessionBusWork, start: ((SessionBusInbox) -> String?)?) -> String? {
+        state.withLock { state in
+            guard !state.stopping else { return nil }
+            if let start {
+                if let problem = Self.startIfNeeded(&state, self, start) { return problem }
+            } else if !state.started {
+                return nil
+            }
+            state.work.append(work)
+            Self.wake(state.wakeFD)
+            return nil
+        }
+    }
+
+    private static func startIfNeeded(_ state: inout State, _ inbox: SessionBusInbox, _ start: (SessionBusInbox) -> String?) -> String? {
+        guard !state.started else { return nil }
+        let fd = ls_wake_fd()
+        guard fd >= 0 else { return "the session bus thread cannot be woken: eventfd failed: \(String(cString: strerror(errno)))" }
+        state.wakeFD = fd
+        if let problem = start(inbox) {
+            close(fd)
+            state.wakeFD = -1
+            return "the session bus thread cannot start: \(problem)"
+        }
+        state.started = true
+        return nil
     }
 
     func stop(_ promise: EventLoopPromise<Void>) {

@@ -14,6 +14,10 @@ import Glibc
 /// deadline passed, then `poll` the eventfd and the bus descriptor until the earliest of the
 /// bus's own timeout and the calls' deadlines. Deadlines are the calls' own (sd-bus is given
 /// none), so a missed one is told apart from a closed connection by name.
+///
+/// With a server (`SessionBusServer`, SessionBusWorker+Server.swift) the thread also owns a
+/// name and exports an object on the same connection, connects at once rather than on the
+/// first call, and connects again after a failure or a loss (1 s, doubling to 30 s).
 final class SessionBusWorker {
     /// A call sent and not yet answered. sd-bus's reply callback finds it through its
     /// userdata (unretained: `pending` keeps it alive until its slot is gone).
@@ -30,12 +34,21 @@ final class SessionBusWorker {
         }
     }
 
-    private let inbox: SessionBusInbox
-    private let target: SessionBusAddress
-    private var bus: OpaquePointer?
+    let inbox: SessionBusInbox
+    let target: SessionBusAddress
+    var bus: OpaquePointer?
     /// Whether the bus accepted this connection (authentication and `Hello` done): a
     /// connection closed before that is "no session bus", after it "disconnected".
-    private var ready = false
+    var ready = false
+    /// The server side, once the loop asked for it, and what it holds on this connection.
+    var server: SessionBusServer?
+    var objectSlot: OpaquePointer?
+    /// Incoming calls taken and not yet answered, each with a reference on its message.
+    var incoming: [UInt64: OpaquePointer] = [:]
+    var nextIncoming: UInt64 = 0
+    /// When to connect again (CLOCK_MONOTONIC ns), and the wait after the next failure.
+    var retryAt: UInt64?
+    var retryDelay: Duration = .seconds(1)
     private var pending: [Int: Pending] = [:]
     private var nextID = 0
 
@@ -71,6 +84,8 @@ final class SessionBusWorker {
             let (work, stopping) = inbox.take()
             if stopping {
                 for case .call(let queued) in work { finish(queued, .failure(.stopping)) }
+                for case .reply(let reply) in work { answer(reply) }
+                refuseIncoming()
                 closeConnection(failing: .stopping)
                 inbox.ended()
                 return
@@ -78,8 +93,11 @@ final class SessionBusWorker {
             for item in work {
                 switch item {
                 case .call(let queued): send(queued)
+                case .serve(let wanted): serve(wanted)
+                case .reply(let reply): answer(reply)
                 }
             }
+            if server != nil, bus == nil, let at = retryAt, Monotonic.now() >= at { reconnect() }
             process()
             expire()
             wait(wakeFD: wakeFD)
@@ -135,7 +153,8 @@ final class SessionBusWorker {
             return finish(call.queued, .failure(.errorReply(name: name, message: text)))
         }
         let signature = sd_bus_message_get_signature(message, 1).map { String(cString: $0) } ?? ""
-        finish(call.queued, .success(DBusReply(signature: signature)))
+        let entries = signature == "a{sv}" ? DBusReply.unsignedEntries(of: message) : [:]
+        finish(call.queued, .success(DBusReply(signature: signature, unsignedEntries: entries)))
     }
 
     private func expire() {
@@ -165,7 +184,7 @@ final class SessionBusWorker {
     /// Connects to the bus (`nil`), or says why not. The connection is a bus client: it
     /// authenticates and says `Hello` as `process` runs; calls sent meanwhile wait in
     /// sd-bus's queue.
-    private func connect() -> DBusCallFailure? {
+    func connect() -> DBusCallFailure? {
         var made: OpaquePointer?
         var rc = sd_bus_new(&made)
         guard rc >= 0, let made else { return noBus(errno: -rc) }
@@ -179,14 +198,15 @@ final class SessionBusWorker {
         }
         bus = made
         ready = false
+        if server != nil { attachServer() }
         return nil
     }
 
-    private func noBus(errno code: Int32, reason: String? = nil) -> DBusCallFailure {
+    func noBus(errno code: Int32, reason: String? = nil) -> DBusCallFailure {
         .noSessionBus(address: target.address, source: target.source, errno: code, reason: reason ?? String(cString: strerror(code)))
     }
 
-    private func closedFailure(errno code: Int32) -> DBusCallFailure {
+    func closedFailure(errno code: Int32) -> DBusCallFailure {
         ready ? .disconnected(address: target.address)
             : noBus(errno: code, reason: "the bus closed the connection before accepting it (\(String(cString: strerror(code))))")
     }
@@ -209,8 +229,11 @@ final class SessionBusWorker {
         }
     }
 
-    /// Fails every call in flight with `failure` and frees the connection.
-    private func closeConnection(failing failure: DBusCallFailure) {
+    /// Fails every call in flight with `failure` and frees the connection; with a server,
+    /// forgets the incoming calls (their callers' connection is gone too), reports the loss
+    /// and schedules the next connection (not at the stop).
+    func closeConnection(failing failure: DBusCallFailure) {
+        detachServer(after: failure)
         for call in pending.values.sorted(by: { $0.id < $1.id }) {
             call.slot = sd_bus_slot_unref(call.slot)
             finish(call.queued, .failure(failure))
@@ -236,6 +259,7 @@ final class SessionBusWorker {
             }
         }
         for call in pending.values { wakeAt = min(wakeAt, call.queued.deadline) }
+        if bus == nil, server != nil, let at = retryAt { wakeAt = min(wakeAt, at) }
         var timeout: Int32 = -1
         if wakeAt != UInt64.max {
             let now = Monotonic.now()

@@ -64,7 +64,15 @@ final class OpenRecords {
             metadata["source_application"] = "\(entry.source)"
         }
         if let phase = outcome.error?.phase { metadata["phase"] = "\(phase.rawValue)" }
-        if let error = outcome.error {
+        if let error = outcome.error, let desktop = outcome.desktop {
+            // A desktop app's failure as the log keeps it: what happened, never its stderr lines
+            // or a D-Bus error's message, which may quote the URL in any form redaction cannot
+            // recognise (its stderr has its own destination: the journal or its log file).
+            metadata["desktop_outcome"] = "\(desktop.kind.rawValue)"
+            if let pid = desktop.pid { metadata["pid"] = "\(pid)" }
+            let status = desktop.exitStatus.map { ": \($0)" } ?? ""
+            logger.notice("open failed in \(outcome.app ?? "?") (desktop app: \(desktop.kind.rawValue)\(status); \(error.code.rawValue))", metadata: metadata)
+        } else if let error = outcome.error {
             logger.notice("open failed: \(LogRedaction.redact(error.message, urls: entry.map { [$0.url] } ?? []))", metadata: metadata)
         } else if let desktop = outcome.desktop {
             let asked = entry.map { "\($0.scheme): for \($0.source) " } ?? ""

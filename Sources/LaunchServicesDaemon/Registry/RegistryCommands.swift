@@ -5,7 +5,9 @@ import NIOCore
 
 /// The registry's administration (`lsctl register`, `unregister`, `default`): each change
 /// is written to the database before the in-memory registry (off the loop) and before the
-/// answer, so a change the caller was told about survives a crash. Confined to the loop.
+/// answer, so a change the caller was told about survives a crash. A default may name an app
+/// that declares the scheme or a desktop entry that can open it (asked of `desktop`).
+/// Confined to the loop.
 final class RegistryCommands {
     typealias Reply = (Message) -> Void
 
@@ -13,13 +15,17 @@ final class RegistryCommands {
     private let logger: Logger
     private let registry: RegistryService
     private let lifecycle: AppLifecycle
+    private let desktop: DesktopService?
 
-    init(loop: EventLoop, logger: Logger, registry: RegistryService, lifecycle: AppLifecycle) {
+    init(loop: EventLoop, logger: Logger, registry: RegistryService, lifecycle: AppLifecycle, desktop: DesktopService?) {
         self.loop = loop
         self.logger = logger
         self.registry = registry
         self.lifecycle = lifecycle
+        self.desktop = desktop
     }
+
+    private var explanation: SchemeExplanation { SchemeExplanation(registry, desktop: desktop) }
 
     /// Reads the bundle off the loop (its Info.plist is a file the caller chose), then
     /// registers it on the loop. The path must be absolute: the daemon's working directory
@@ -60,14 +66,15 @@ final class RegistryCommands {
         }
     }
 
-    /// The schemes `bundle` declares that open in another app (the user's default, or a
-    /// claimant registered earlier): registering never takes a scheme over silently, so the
-    /// answer says which ones it did not win and who holds each.
+    /// The schemes `bundle` declares that open in another handler (the user's default, an
+    /// app registered earlier, or desktop entries that handled it first): registering never
+    /// takes a scheme over silently, so the answer says which ones it did not win and who
+    /// holds each.
     private func schemesHeld(from bundle: AppBundle) -> [SchemeReport] {
-        bundle.schemes.compactMap { scheme in
-            guard let resolution = registry.registry.resolve(scheme), resolution.app.id != bundle.id else { return nil }
-            return SchemeReport(scheme: scheme.normalized, app: resolution.app.id, reason: resolution.reason.rawValue, claimants: resolution.claimants,
-                                claims: resolution.claims.map(ClaimReport.init), kind: resolution.app.kind(of: scheme))
+        let explanation = explanation
+        return bundle.schemes.compactMap { scheme in
+            guard let row = explanation.row(scheme), row.app != bundle.id || row.handlerKind != SchemeResolution.Kind.native.rawValue else { return nil }
+            return row
         }
     }
 
@@ -104,16 +111,10 @@ final class RegistryCommands {
             return done(.failure(OpenError(.invalidRequest, "\(error)")))
         }
         if id == nil && !clear {
-            return done(SchemeExplanation(registry).scheme(scheme, url: nil))
+            return done(explanation.scheme(scheme, url: nil))
         }
-        if let id {
-            guard let app = registry.registry.apps[id] else {
-                return done(.failure(OpenError(.invalidRequest, "no app with bundle id '\(id)' is registered; see lsctl apps")))
-            }
-            guard app.schemes.contains(scheme) else {
-                let claimants = registry.registry.resolve(scheme)?.claimants ?? []
-                return done(.failure(OpenError(.invalidRequest, "\(id) does not declare the scheme '\(scheme)' in its CFBundleURLTypes; \(claimants.isEmpty ? "no app claims it" : "claimants: \(claimants.joined(separator: ", "))")")))
-            }
+        if let id, let refusal = refusal(ofDefault: id, for: scheme) {
+            return done(.failure(OpenError(.invalidRequest, refusal)))
         }
         registry.persist({ try $0.setDefault(id, for: scheme) }) { [self] error in
             if let error {
@@ -122,7 +123,46 @@ final class RegistryCommands {
             let previous = registry.registry.defaults[scheme]
             registry.setDefault(id, for: scheme)
             logger.notice("default handler for '\(scheme)' changed from \(previous ?? "(none)") to \(id ?? "(none)")", metadata: ["url_scheme": "\(scheme)"])
-            done(SchemeExplanation(registry).scheme(scheme, url: nil))
+            done(explanation.scheme(scheme, url: nil))
         }
+    }
+
+    /// Why `id` cannot be the default for `scheme`, or nil when it can: an app that declares
+    /// the scheme, or a desktop entry that can open it (the one the desktop rules choose, or
+    /// one they rank after it; the rule looks for the app first, as `SchemeResolution` does).
+    private func refusal(ofDefault id: String, for scheme: URLScheme) -> String? {
+        let app = registry.registry.apps[id]
+        if let app, app.schemes.contains(scheme) { return nil }
+        let choice = explanation.desktopChoice(scheme)
+        if choice?.usable(id) != nil { return nil }
+        let claimants = explanation.row(scheme)?.claimants ?? []
+        let handlers = claimants.isEmpty ? "no app or desktop entry can open it" : "those that can: \(claimants.joined(separator: ", "))"
+        if app != nil {
+            return "\(id) does not declare the scheme '\(scheme)' in its CFBundleURLTypes; \(handlers)"
+        }
+        guard let desktop, let choice else {
+            if id.hasSuffix(".desktop") {
+                return "no app with bundle id '\(id)' is registered, and desktop entries are not read (desktopEntries.enabled is false), so no desktop entry can be a default; \(handlers)"
+            }
+            return "no app with bundle id '\(id)' is registered; see lsctl apps"
+        }
+        // A candidate that lost: the reason it lost, and the line that made it a candidate.
+        if let lost = choice.candidates.first(where: { $0.id == id }), case .lost(let reason) = lost.verdict {
+            return "the desktop entry \(id) cannot open '\(scheme)': \(reason) (\(lost.source)); \(handlers)"
+        }
+        let layout = desktop.handlers.layout
+        // Not a candidate: its file (the first folder's with the ID) cannot be a handler at
+        // all, or does not name the type.
+        if let file = layout.folders.lazy.compactMap({ $0.entries[id] }).first {
+            if let defect = DesktopEntryCheck.glibDefect(file, programs: layout.programs, searchPath: layout.searchPath)
+                ?? DesktopEntryCheck.extraDefect(file, rules: desktop.handlers.rules) {
+                return "the desktop entry \(id) (\(file.path)) cannot open '\(scheme)': \(defect); \(handlers)"
+            }
+            return "the desktop entry \(id) (\(file.path)) does not handle \(choice.mimeType): neither its MimeType nor a mimeapps.list associates it with the type; \(handlers)"
+        }
+        if id.hasSuffix(".desktop") {
+            return "no desktop entry \(id) in the applications folders (lsctl status lists them), and no app with that bundle id is registered; \(handlers)"
+        }
+        return "no app with bundle id '\(id)' is registered, and no desktop entry has that ID; see lsctl apps and lsctl explain \(scheme):"
     }
 }

@@ -1,4 +1,5 @@
 import LaunchServicesCore
+import LaunchServicesProtocol
 
 /// The desktop side's claims: when the daemon first saw a desktop entry handle each scheme.
 /// With the native apps' registration times they decide a scheme both kinds serve
@@ -21,6 +22,14 @@ extension RegistryService {
             }
             for scheme in gone { desktopClaims[scheme] = nil }
             desktopClaims.merge(seen) { old, _ in old }
+            // A desktop entry that arrives for a scheme an app already opens does not take it:
+            // said once, as a native newcomer's claim is.
+            for scheme in new.sorted() where registry.defaults[scheme] == nil {
+                guard let holder = registry.handler(for: scheme) else { continue }
+                let since = registry.registeredAt[holder.id].map(ClaimTime.iso8601) ?? "?"
+                logger.warning("a desktop entry now handles '\(scheme)', held by \(holder.id) since \(since); \(holder.id) keeps opening it (lsctl explain \(scheme):); lsctl default \(scheme) DESKTOP-ID to change",
+                               metadata: ["bundle_id": "\(holder.id)", "url_scheme": "\(scheme)"])
+            }
             done()
         }
     }

@@ -218,7 +218,12 @@ final class RegistryService {
     func warnIfContended(_ id: String, _ claims: [NewClaim]) {
         for claim in claims {
             let holder = registry.handler(for: claim.scheme)?.id
-            if holder != id {
+            if holder == id, let desktopSince = desktopClaims[claim.scheme], registry.defaults[claim.scheme] != id,
+               desktopSince < registry.registeredAt[id] ?? .max {
+                // Kept by the desktop side, which claimed it first (`SchemeResolution`).
+                logger.warning("\(id) claims '\(claim.scheme)', which desktop entries have opened since \(ClaimTime.iso8601(desktopSince)); the desktop entry chosen for it keeps opening it (lsctl explain \(claim.scheme):); lsctl default \(claim.scheme) \(id) to change",
+                               metadata: ["bundle_id": "\(id)", "url_scheme": "\(claim.scheme)"])
+            } else if holder != id {
                 warnContender(id, claim.scheme)
             } else if let previous = claim.previousHolder, previous != id, registry.apps[previous] != nil,
                       registry.registeredAt[previous] != registry.registeredAt[id] {

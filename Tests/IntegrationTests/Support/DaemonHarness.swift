@@ -147,7 +147,14 @@ final class DaemonHarness: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = root + "/config-home"
         environment["XDG_DATA_HOME"] = dataHome
+        // The machine's desktop entries and association files are not the test's: a machine
+        // whose /usr/share/applications has scheme handlers would change what tests see.
+        environment["XDG_DATA_DIRS"] = root + "/data-dirs"
+        environment["XDG_CONFIG_DIRS"] = root + "/config-dirs"
         environment["LAUNCHSERVICES_SOCKET"] = socket
+        // The daemon owns its name on the session bus it finds: never the user's. A test that
+        // wants it on a bus gives its private bus's address.
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + root + "/no-session-bus"
         environment.merge(extraEnvironment) { $1 }
         return environment
     }
