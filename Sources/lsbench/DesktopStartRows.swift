@@ -108,3 +108,17 @@ extension LSBench {
         try report.finish()
     }
 }
+
+extension LSBench {
+    /// `--write-desktop-layout FOLDER`: the start rows' layout, kept, and the variables that
+    /// differ from this process's environment, as `KEY=VALUE` lines for `env`.
+    func writeLayout(_ folder: String) throws {
+        guard let peerBinDir else { throw ValidationError("--write-desktop-layout needs --peer-bin-dir (the folder with lsbenchpeer_handler)") }
+        guard !FileManager.default.fileExists(atPath: folder) else { throw ValidationError("\(folder) exists; give a new folder") }
+        let fixture = try DesktopLayoutFixture(count: desktopEntries, into: folder, handler: peerBinDir + "/lsbenchpeer_handler",
+                                               updateDesktopDatabase: updateDesktopDatabase)
+        let own = ProcessInfo.processInfo.environment
+        for (key, value) in fixture.environment.sorted(by: { $0.key < $1.key }) where own[key] != value { print("\(key)=\(value)") }
+        for key in own.keys.sorted() where fixture.environment[key] == nil { print("# unset \(key)") }
+    }
+}

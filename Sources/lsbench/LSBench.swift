@@ -75,6 +75,9 @@ struct LSBench: ParsableCommand {
     @Flag(help: "Run only the desktop-entry rows: lsopen to a desktop entry beside gio open and xdg-open, and the start with --desktop-entries entries.")
     var desktopOnly = false
 
+    @Option(help: "Write the start rows' layout of --desktop-entries entries into this new folder, print the environment a daemon reads it with, and exit (to profile by hand).")
+    var writeDesktopLayout: String?
+
     @Option(help: "Warm opens before reading the daemon's memory again.")
     var rssOpens = 100_000
 
@@ -95,6 +98,7 @@ struct LSBench: ParsableCommand {
 
     func run() throws {
         if echoChild { Echo.serve() }
+        if let writeDesktopLayout { return try writeLayout(writeDesktopLayout) }
         if let throughputChild { Throughput.child(socket: throughputChild, count: throughputOpens) }
         let work = try TemporaryFolder(prefix: "lsbench")
         defer { work.remove() }
