@@ -18,6 +18,8 @@ import LaunchServicesTesting
 /// (nothing here connects to it); it then runs in its generic mode (no desktop detected).
 struct DesktopPeers {
     static let scheme = "lsbenchpeer"
+    /// The scheme of the same handler told to stay alive (`Exec=… %u stay`).
+    static let stayingScheme = "lsbenchstay"
     let handler: String
     let folder: String
     /// The handler's log: one line "NANOSECONDS PID URL" per URL it was given.
@@ -56,8 +58,22 @@ struct DesktopPeers {
         NoDisplay=true
 
         """.write(toFile: applications + "/\(Self.scheme)-handler.desktop", atomically: true, encoding: .utf8)
-        try "[Default Applications]\nx-scheme-handler/\(Self.scheme)=\(Self.scheme)-handler.desktop\n"
-            .write(toFile: folder + "/config/mimeapps.list", atomically: true, encoding: .utf8)
+        // The handler that stays alive (the desktop rows' `running` outcome; only lsopen opens it).
+        try """
+        [Desktop Entry]
+        Type=Application
+        Name=lsbench peer handler that stays
+        Exec=\(handler) \(log) %u stay
+        MimeType=x-scheme-handler/\(Self.stayingScheme);
+        NoDisplay=true
+
+        """.write(toFile: applications + "/\(Self.stayingScheme)-handler.desktop", atomically: true, encoding: .utf8)
+        try """
+        [Default Applications]
+        x-scheme-handler/\(Self.scheme)=\(Self.scheme)-handler.desktop
+        x-scheme-handler/\(Self.stayingScheme)=\(Self.stayingScheme)-handler.desktop
+
+        """.write(toFile: folder + "/config/mimeapps.list", atomically: true, encoding: .utf8)
         if let updateDesktopDatabase {
             _ = try ChildProcess.run(updateDesktopDatabase, [applications], environment: environment, scratch: folder, timeout: 30)
         }
@@ -69,19 +85,12 @@ struct DesktopPeers {
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
-    /// `count` opens with `tool` (`gio open` or `xdg-open`), after one untimed, checked one.
-    /// Each: the clock read, the tool spawned with a new URL; the tool reaped (it must exit
-    /// 0); the handler's line for that URL awaited (at most 10 s); the handler reaped by the
-    /// PID on its line (this process is a child subreaper meanwhile, so a handler the tool
-    /// left behind is reparented here); sample = the handler's time − the start.
-    func opens(_ tool: [String], label: String, count: Int) throws -> [UInt64] {
-        guard ls_set_subreaper(1) == 0 else { throw DBusPeers.Unavailable(reason: "cannot become a child subreaper to reap the handler") }
-        defer { _ = ls_set_subreaper(0) }
-        _ = try open(tool, url: "\(Self.scheme):x/\(label)-warmup", label: label)
-        return try (0..<count).map { i in try open(tool, url: "\(Self.scheme):x/\(label)-\(i)", label: label) }
-    }
-
-    private func open(_ tool: [String], url: String, label: String) throws -> UInt64 {
+    /// One open with `tool` (`gio open` or `xdg-open`): the clock read, the tool spawned with
+    /// `url`; the tool reaped (it must exit 0); the handler's line for that URL awaited (at
+    /// most 10 s); the handler reaped by the PID on its line (the caller is a child subreaper
+    /// meanwhile, so a handler the tool left behind is reparented to it); returns the
+    /// handler's time − the start.
+    func open(_ tool: [String], url: String, label: String) throws -> UInt64 {
         let output = folder + "/\(label).log"
         let start = Self.now()
         let child = try ChildProcess(tool[0], Array(tool.dropFirst()) + [url], environment: environment, stdout: output)
@@ -140,30 +149,52 @@ extension LSBench {
         } catch let unavailable as DBusPeers.Unavailable {
             report.note("D-Bus activation peer: skipped, \(unavailable.reason)")
         }
+        try desktopPeerRows(report, peers: peers, bus: bus, ours: ours)
+    }
+
+    /// The desktop rows: `gio open` and `xdg-open` to the C handler, and beside each the
+    /// project's whole `lsopen URL` with the app not running (`ours`, when measured) and
+    /// `lsopen URL` to the same handler as a desktop entry (`DesktopOpenRows.swift`, sampled
+    /// in turn with the peers); then `xdg-mime query default` beside `lsopen --can-open`. A
+    /// peer that cannot run is a note.
+    func desktopPeerRows(_ report: Report, peers: DBusPeers, bus: DBusPeers.Bus, ours: ColdFigures?) throws {
         let desktop: DesktopPeers
         do {
             desktop = try DesktopPeers(peerBinDir: peers.peerBinDir, work: peers.work, base: bus.environment, updateDesktopDatabase: updateDesktopDatabase)
         } catch let unavailable as DBusPeers.Unavailable {
-            report.note("gio open, xdg-open and xdg-mime peers: skipped, \(unavailable.reason)")
+            report.note("gio open, xdg-open and xdg-mime peers, and lsopen to a desktop entry: skipped, \(unavailable.reason)")
             return
         }
-        let opens: [(tool: String?, package: String, command: (String) -> [String], label: String, count: Int)] = [
-            (gio, "libglib2.0-bin", { [$0, "open"] }, "gio open", ours.lsopenCold.count),
-            (xdgOpen, "xdg-utils", { [$0] }, "xdg-open", xdgOpenProcesses ?? max(3, ours.lsopenCold.count / 5)),
-        ]
-        for peer in opens {
-            guard let tool = peer.tool else {
-                report.note("\(peer.label) peer: skipped, \(peer.label.split(separator: " ")[0]) is not installed (Debian package \(peer.package))")
+        let count = ours?.lsopenCold.count ?? cold
+        var tools: [DesktopTool] = []
+        for (tool, package, label, command) in [(gio, "libglib2.0-bin", "gio open", { [$0, "open"] }), (xdgOpen, "xdg-utils", "xdg-open", { [$0] })]
+            as [(String?, String, String, (String) -> [String])] {
+            guard let tool else {
+                report.note("\(label) peer: skipped, \(label.split(separator: " ")[0]) is not installed (Debian package \(package))")
                 continue
             }
-            do {
-                let samples = try desktop.opens(peer.command(tool), label: peer.label, count: peer.count)
-                let row = report.row("\(peer.label) URL → a new handler process has it (peer)", samples)
-                report.row("lsopen URL, whole process, app not running vs \(peer.label)", ours.lsopenCold, baseline: row)
-            } catch let unavailable as DBusPeers.Unavailable {
-                report.note("\(peer.label) peer: skipped, \(unavailable.reason)")
+            let samples = label == "xdg-open" ? (xdgOpenProcesses ?? max(3, count / 5)) : count
+            tools.append(DesktopTool(label: label, command: command(tool), count: samples))
+        }
+        let taken = try desktopSamples(desktop, tools: tools, count: count, runningCount: desktopRunningOpens)
+        for note in taken.notes { report.note(note) }
+        for tool in taken.tools where tool.failure == nil {
+            let row = report.row("\(tool.label) URL → a new handler process has it (peer)", tool.samples)
+            if let ours { report.row("lsopen URL, whole process, app not running vs \(tool.label)", ours.lsopenCold, baseline: row) }
+            if let figures = taken.ours {
+                report.row("lsopen URL → desktop entry, exits 0: forwarded, vs \(tool.label)", figures.forwarded, baseline: row)
+                report.row("lsopen → desktop, forwarded, handler has it, vs \(tool.label)", figures.forwardedDelivered, baseline: row)
+                if !figures.running.isEmpty {
+                    report.row("lsopen URL → desktop entry, stays: running, vs \(tool.label)", figures.running, baseline: row)
+                    report.row("lsopen → desktop, running, handler has it, vs \(tool.label)", figures.runningDelivered, baseline: row)
+                }
             }
         }
+        if tools.isEmpty, let figures = taken.ours {
+            report.row("lsopen URL → desktop entry, exits 0: forwarded", figures.forwarded)
+            report.row("lsopen URL → desktop entry, stays: running", figures.running)
+        }
+        guard let ours else { return }
         guard let xdgMime else {
             report.note("xdg-mime peer: skipped, xdg-mime is not installed (Debian package xdg-utils)")
             return

@@ -66,6 +66,18 @@ struct LSBench: ParsableCommand {
     @Option(help: "xdg-open runs to time (about 50 ms each; default: a fifth of --cold, at least 3).")
     var xdgOpenProcesses: Int?
 
+    @Option(help: "Desktop entries in the layout of the desktop-entries start rows.")
+    var desktopEntries = 2000
+
+    @Option(help: "lsopen runs to a desktop entry whose handler stays alive (each waits the daemon's 0.5 s grace).")
+    var desktopRunningOpens = 20
+
+    @Flag(help: "Run only the desktop-entry rows: lsopen to a desktop entry beside gio open and xdg-open, and the start with --desktop-entries entries.")
+    var desktopOnly = false
+
+    @Option(help: "Write the start rows' layout of --desktop-entries entries into this new folder, print the environment a daemon reads it with, and exit (to profile by hand).")
+    var writeDesktopLayout: String?
+
     @Option(help: "Warm opens before reading the daemon's memory again.")
     var rssOpens = 100_000
 
@@ -86,9 +98,11 @@ struct LSBench: ParsableCommand {
 
     func run() throws {
         if echoChild { Echo.serve() }
+        if let writeDesktopLayout { return try writeLayout(writeDesktopLayout) }
         if let throughputChild { Throughput.child(socket: throughputChild, count: throughputOpens) }
         let work = try TemporaryFolder(prefix: "lsbench")
         defer { work.remove() }
+        if desktopOnly { return try runDesktopOnly(work: work.path) }
         try assemble(into: work.path + "/apps")
         let socket = work.path + "/socket"
         // App output to a file that is never rotated during the run: the throughput rows
@@ -190,6 +204,7 @@ struct LSBench: ParsableCommand {
                      cold: ColdFigures(cold: coldSamples, lsopenCold: lsopenColdSamples, canOpen: canOpenSamples))
 
         try registryScale(report, work: work.path, idle: idle)
+        try desktopStartRows(report, work: work.path, idle: idle)
         try report.finish()
     }
 
