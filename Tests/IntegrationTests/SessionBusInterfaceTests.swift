@@ -203,6 +203,28 @@ struct SessionBusInterfaceTests {
         #expect(canOpen.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "(true,)", "\(canOpen.stdout) \(canOpen.stderr)")
     }
 
+    @Test("gdbus monitor sees AppStateChanged (id, state, pid) as an app launches and quits, and never a URL")
+    func appStateChangedSignal() throws {
+        let bus = try PrivateSessionBus(apps: [:])
+        defer { bus.remove() }
+        let h = try daemon(on: bus)
+        defer { h.stop() }
+        let output = bus.root + "/monitor.out"
+        let monitor = try ChildProcess("/usr/bin/gdbus", ["monitor", "--address", bus.address, "--dest", Self.name], environment: bus.environment, stdout: output)
+        defer { monitor.stop() }
+        func seen() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+        // gdbus says who owns the name once its match is in place.
+        try waitUntil("gdbus monitor is listening", within: 20) { seen().contains("is owned by") }
+
+        let opened = try h.lsopen("--json", "todolist://secret-path?token=1")
+        let pid = try #require(opened.json?["pid"] as? Int ?? (try python("Running", [], bus)["value"] as? [[String: Any]])?.first?["pid"] as? Int, "\(opened.stdout)")
+        try waitUntil("the launch is signalled", within: 20) { seen().contains("AppStateChanged ('com.acme.todolist', 'active', uint32 \(pid))") }
+        #expect(seen().contains("\(Self.path): \(Self.interface).AppStateChanged ('com.acme.todolist', 'launching', "), "\(seen())")
+        _ = try python("Quit", ["com.acme.todolist"], bus)
+        try waitUntil("the end is signalled", within: 20) { seen().contains("AppStateChanged ('com.acme.todolist', 'notRunning', uint32 0)") }
+        #expect(!seen().contains("secret-path") && !seen().contains("todolist://"), "\(seen())")
+    }
+
     @Test("gdbus introspect --xml shows exactly the methods, arguments, property and signal of docs/dbus/; busctl introspect lists each")
     func introspectionMatchesDocs() throws {
         let documented = try String(contentsOfFile: Self.documentPath, encoding: .utf8)

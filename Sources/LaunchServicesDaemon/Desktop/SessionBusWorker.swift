@@ -97,6 +97,7 @@ final class SessionBusWorker {
                 case .call(let queued): send(queued)
                 case .serve(let wanted): serve(wanted)
                 case .reply(let reply): answer(reply)
+                case .signal(let signal): emit(signal)
                 }
             }
             if server != nil, bus == nil, let at = retryAt, Monotonic.now() >= at { reconnect() }

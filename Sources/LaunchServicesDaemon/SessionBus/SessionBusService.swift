@@ -42,6 +42,21 @@ final class SessionBusService {
         self.settings = settings
     }
 
+    /// Signals dropped since the last one sent (the thread held its bound), for the log.
+    private var droppedSignals = 0
+
+    /// `AppStateChanged`: an app's state (as `lsctl running` shows it) and pid, never a URL.
+    func appStateChanged(_ app: String, state: String, pid: Int32?) {
+        if bus.signal(AppStateSignal(app: app, state: state, pid: pid.map { UInt32(bitPattern: $0) } ?? 0)) {
+            if droppedSignals > 0 {
+                logger.warning("\(droppedSignals) AppStateChanged signals were dropped: the session bus thread held \(SessionBusInbox.maximumSignals) unsent")
+                droppedSignals = 0
+            }
+        } else {
+            droppedSignals += 1
+        }
+    }
+
     /// Owns the name: the thread connects now and whenever the connection is lost. Call on the loop.
     func start() {
         let me = NIOLoopBound(self, eventLoop: loop)

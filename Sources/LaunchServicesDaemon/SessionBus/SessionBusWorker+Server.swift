@@ -108,6 +108,22 @@ extension SessionBusWorker {
         }
     }
 
+    /// `AppStateChanged` from the exported object, on a connection the bus accepted; with
+    /// none it is dropped: a signal is for whoever listens now.
+    func emit(_ signal: AppStateSignal) {
+        guard let server, let bus, ready, serviceSlot != nil else { return }
+        var message: OpaquePointer?
+        var rc = sd_bus_message_new_signal(bus, &message, server.path, LaunchServicesBus.interface, LaunchServicesBus.appStateChangedSignal)
+        if rc >= 0, let message {
+            rc = signal.app.replacingNULs().withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
+            if rc >= 0 { rc = signal.state.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) } }
+            var pid = signal.pid
+            if rc >= 0 { rc = sd_bus_message_append_basic(message, CChar(UInt8(ascii: "u")), &pid) }
+            if rc >= 0 { rc = sd_bus_send(bus, message, nil) }
+        }
+        sd_bus_message_unref(message)
+    }
+
     /// At the stop: every call still held is answered, by name.
     func refuseIncoming() {
         for id in incoming.keys.sorted() {
