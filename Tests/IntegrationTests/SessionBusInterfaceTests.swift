@@ -238,6 +238,14 @@ struct SessionBusInterfaceTests {
         let gdbus = try tool("/usr/bin/gdbus", ["introspect", "--xml", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path], bus)
         #expect(gdbus.status == 0, "\(gdbus.stderr)")
         #expect(try Self.members(of: Self.interface, in: gdbus.stdout) == expected, "\(gdbus.stdout)")
+        // Every member is in the README's interface table.
+        let readme = try String(contentsOfFile: URL(fileURLWithPath: Self.documentPath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md").path, encoding: .utf8)
+        for member in expected where !member.hasPrefix("arg") {
+            let name = try #require(member.split(separator: " ").first { $0.hasPrefix("name=") }).dropFirst("name=".count)
+            #expect(readme.contains("| `\(name)(") || readme.contains("`\(name)() → ") || readme.contains("| property `\(name)`") || readme.contains("| signal `\(name)("),
+                    "README's table lacks \(name)")
+        }
         let busctl = try tool("/usr/bin/busctl", ["--address=" + bus.address, "introspect", Self.name, Self.path, Self.interface], bus)
         #expect(busctl.status == 0, "\(busctl.stderr)")
         for member in expected where !member.hasPrefix("arg") {
