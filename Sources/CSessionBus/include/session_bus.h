@@ -34,4 +34,38 @@ int ls_bus_read_name_owner_changed(sd_bus_message *message, const char **name, c
 
 /// Reads the `u` reply of RequestName into `result`.
 int ls_bus_read_uint32(sd_bus_message *message, uint32_t *result);
+
+/// Which method of the project's interface (launch_services.c) arrived.
+enum {
+    LS_SERVICE_OPEN = 1,
+    LS_SERVICE_CAN_OPEN = 2,
+    LS_SERVICE_EXPLAIN = 3,
+    LS_SERVICE_APPS = 4,
+    LS_SERVICE_RUNNING = 5,
+    LS_SERVICE_HISTORY = 6,
+    LS_SERVICE_QUIT = 7,
+};
+
+/// Entries of Open's options read, at most; more are only counted.
+#define LS_BUS_MAXIMUM_OPTIONS 16
+
+/// One entry of Open's a{sv}: `signature` is the variant's; `string` is set for "s",
+/// `boolean` for "b". The pointers live as long as the message.
+typedef struct {
+    const char *key;
+    const char *signature;
+    const char *string;
+    int boolean;
+} ls_bus_option;
+
+/// Called on the bus thread for each call of the project's interface, its signature checked
+/// by sd-bus. `argument` is the method's string (Open's and CanOpen's url, Quit's id), else
+/// NULL; for Open, `options` holds `count` entries of the `total` the dictionary had. Return 1
+/// when the call was taken, or a negative errno for sd-bus to answer as an error.
+typedef int (*ls_service_call)(sd_bus_message *message, void *context, int member, const char *argument, const ls_bus_option *options,
+                               size_t count, size_t total);
+
+/// Exports `interface` (the project's) at `path` on `bus`, its Version property `version`.
+int ls_bus_add_service(sd_bus *bus, sd_bus_slot **slot, const char *path, const char *interface, const char *version, ls_service_call call,
+                       void *context);
 #endif

@@ -12,6 +12,12 @@ public enum LaunchServicesBus {
     public static let objectPath = DBusName.objectPath(forWellKnown: name)
     /// The freedesktop interface a `DBusActivatable` application implements.
     public static let applicationInterface = "org.freedesktop.Application"
+    /// The project's own interface at `objectPath` (docs/dbus/…xml). Versioned, as D-Bus
+    /// interfaces meant to last are: a change a caller could trip on is a new interface
+    /// (`…LaunchServices2`) served beside this one, never a change to it.
+    public static let interface = name + "1"
+    /// The signal of `interface` sent when an app's lifecycle state changes.
+    public static let appStateChangedSignal = "AppStateChanged"
 
     /// The D-Bus error name for one of the product's error codes: `name.Error.` and the code
     /// with its first letter capitalised (`noHandler` → `….Error.NoHandler`), so a D-Bus caller

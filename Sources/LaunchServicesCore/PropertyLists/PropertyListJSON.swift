@@ -15,9 +15,17 @@ public enum PropertyListJSON {
     public static let maximumDepth = 32
 
     public static func parse(_ text: String) throws(PropertyListJSONError) -> PropertyListValue {
+        try parse(text, maximumBytes: maximumBytes, omittingNulls: false)
+    }
+
+    /// The same reading with another bound on the text, and with `omittingNulls` a `null`
+    /// inside an object or array left out (its key with it) rather than refused: how the
+    /// daemon's own JSON reports (where `null` means "none") become D-Bus values, which have
+    /// no null either.
+    public static func parse(_ text: String, maximumBytes: Int, omittingNulls: Bool) throws(PropertyListJSONError) -> PropertyListValue {
         let bytes = Array(text.utf8)
         guard bytes.count <= maximumBytes else { throw .tooLarge(size: bytes.count, limit: maximumBytes) }
-        var reader = Reader(bytes: bytes)
+        var reader = Reader(bytes: bytes, omitsNulls: omittingNulls)
         reader.skipSpace()
         let value = try reader.value(depth: 0)
         reader.skipSpace()
@@ -27,9 +35,21 @@ public enum PropertyListJSON {
 
     private struct Reader {
         let bytes: [UInt8]
+        let omitsNulls: Bool
         var i = 0
 
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        init(bytes: [UInt8], omitsNulls: Bool) {
+            self.bytes = bytes
+            self.omitsNulls = omitsNulls
+        }
+
+        /// With `omitsNulls`, reads a `null` standing where a value is due; `false` (and
+        /// nothing read) for anything else.
+        mutating func skippedNull() throws(PropertyListJSONError) -> Bool {
+            guard omitsNulls, next == UInt8(ascii: "n") else { return false }
+            _ = try expect("null", giving: .boolean(false))
+            return true
+        }
 
         var next: UInt8? { i < bytes.count ? bytes[i] : nil }
 
@@ -83,7 +103,7 @@ public enum PropertyListJSON {
                 guard next == UInt8(ascii: ":") else { throw .syntax("expected ':' after a key", at: i) }
                 i += 1
                 skipSpace()
-                entries.append((key, try value(depth: depth + 1)))
+                if try !skippedNull() { entries.append((key, try value(depth: depth + 1))) }
                 skipSpace()
                 switch next {
                 case UInt8(ascii: ","): i += 1
@@ -105,7 +125,7 @@ public enum PropertyListJSON {
             }
             while true {
                 skipSpace()
-                items.append(try value(depth: depth + 1))
+                if try !skippedNull() { items.append(try value(depth: depth + 1)) }
                 skipSpace()
                 switch next {
                 case UInt8(ascii: ","): i += 1

@@ -64,7 +64,9 @@ final class DaemonRooms {
                                 pasteboards: pasteboards, storage: storage, connections: connections, desktop: desktop))
         connections.events = connectionService
         if let bus = desktopLaunchers.bus {
-            sessionBus = SessionBusService(loop: loop, logger: logger, bus: bus, connections: connections, maximumFrameLength: configuration.maximumFrameLength)
+            let service = SessionBusService(loop: loop, logger: logger, bus: bus, connections: connections, maximumFrameLength: configuration.maximumFrameLength)
+            lifecycle.stateObserver = { [unowned service] in service.appStateChanged($0, state: $1, pid: $2) }
+            sessionBus = service
         } else {
             sessionBus = nil
         }

@@ -91,6 +91,15 @@ package final class SessionBusClient: Sendable {
         _ = inbox.post(.reply(reply), start: nil)
     }
 
+    /// Sends `AppStateChanged` from the exported object, when connected; without a
+    /// connection it is dropped (a signal is for whoever listens now). `false` when the
+    /// thread already holds `SessionBusInbox.maximumSignals` unsent: that one is dropped
+    /// rather than queued without bound behind a bus that does not read.
+    @discardableResult
+    package func signal(_ signal: AppStateSignal) -> Bool {
+        inbox.postSignal(signal)
+    }
+
     /// Answers every call still owed one (`stopping`), closes the connection and ends the
     /// thread; later calls are answered `stopping`. The future completes on `loop` when the
     /// thread has ended (at once when it never started).
@@ -108,6 +117,16 @@ enum SessionBusWork: Sendable {
     case serve(SessionBusServer)
     /// Answer an incoming call.
     case reply(IncomingBusReply)
+    /// Send `AppStateChanged`.
+    case signal(AppStateSignal)
+}
+
+/// `AppStateChanged(s id, s state, u pid)`: an app's lifecycle state, never a URL.
+package struct AppStateSignal: Sendable, Equatable {
+    package var app: String
+    package var state: String
+    /// 0 when the app has no process.
+    package var pid: UInt32
 }
 
 /// A call waiting for the bus thread, with what answers it.
@@ -139,7 +158,12 @@ final class SessionBusInbox: Sendable {
         var stopping = false
         var stopped: [EventLoopPromise<Void>] = []
         var ended = false
+        /// Signals queued and not yet taken by the thread.
+        var signals = 0
     }
+
+    /// Signals the thread may hold unsent, at most.
+    static let maximumSignals = 1024
 
     enum Admission {
         case queued
@@ -205,6 +229,19 @@ final class SessionBusInbox: Sendable {
         if now { promise.succeed(()) }
     }
 
+    /// Queues a signal for a thread that is running, within `maximumSignals`.
+    func postSignal(_ signal: AppStateSignal) -> Bool {
+        state.withLock { state in
+            // No thread yet, or stopping: no connection to send on, so nothing is lost by the bound.
+            guard state.started, !state.stopping else { return true }
+            guard state.signals < Self.maximumSignals else { return false }
+            state.signals += 1
+            state.work.append(.signal(signal))
+            Self.wake(state.wakeFD)
+            return true
+        }
+    }
+
     /// For the thread: the eventfd to poll.
     var wakeFD: Int32 { state.withLock { $0.wakeFD } }
 
@@ -215,6 +252,7 @@ final class SessionBusInbox: Sendable {
             _ = read(state.wakeFD, &drained, 8)
             let work = state.work
             state.work.removeAll()
+            state.signals = 0
             return (work, state.stopping)
         }
     }

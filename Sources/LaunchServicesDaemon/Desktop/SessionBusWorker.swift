@@ -43,6 +43,8 @@ final class SessionBusWorker {
     /// The server side, once the loop asked for it, and what it holds on this connection.
     var server: SessionBusServer?
     var objectSlot: OpaquePointer?
+    /// The project's interface at the same path (`LaunchServicesBus.interface`).
+    var serviceSlot: OpaquePointer?
     /// Incoming calls taken and not yet answered, each with a reference on its message.
     var incoming: [UInt64: OpaquePointer] = [:]
     var nextIncoming: UInt64 = 0
@@ -95,6 +97,7 @@ final class SessionBusWorker {
                 case .call(let queued): send(queued)
                 case .serve(let wanted): serve(wanted)
                 case .reply(let reply): answer(reply)
+                case .signal(let signal): emit(signal)
                 }
             }
             if server != nil, bus == nil, let at = retryAt, Monotonic.now() >= at { reconnect() }

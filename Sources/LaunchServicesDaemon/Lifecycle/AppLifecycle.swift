@@ -15,6 +15,14 @@ final class AppLifecycle {
     private let configuration: DaemonConfiguration
     private let connections: ConnectionTable
     private let registry: RegistryService
+    /// Told of each app whose lifecycle state or pid changed (id, state as `lsctl running`
+    /// shows it, pid): the session bus's `AppStateChanged`. The machine is not asked to
+    /// report it: its states are compared after each event instead, so the pure core stays
+    /// as it is and an observer that is not set costs nothing.
+    var stateObserver: ((_ app: String, _ state: String, _ pid: Int32?) -> Void)? {
+        didSet { lastStates = Self.states(of: machine) }
+    }
+    private var lastStates: [String: AppStateSnapshot] = [:]
 
     init(configuration: DaemonConfiguration, loop: EventLoop, logger: Logger, connections: ConnectionTable, supervisor: ProcessSupervisor,
          registry: RegistryService, records: OpenRecords) {
@@ -39,6 +47,23 @@ final class AppLifecycle {
     func event(flush: Bool = false, _ event: (inout LaunchStateMachine, _ now: UInt64) -> [LaunchStateMachine.Action]) {
         executor.perform(event(&machine, now))
         if flush { connections.flush() }
+        if let stateObserver { reportStates(to: stateObserver) }
+    }
+
+    /// Every app whose state or pid differs from the last report; an app no longer running
+    /// is reported `notRunning` with no pid.
+    private func reportStates(to observer: (String, String, Int32?) -> Void) {
+        let states = Self.states(of: machine)
+        guard states != lastStates else { return }
+        for (app, now) in states.sorted(by: { $0.key < $1.key }) where lastStates[app] != now { observer(app, now.state, now.pid) }
+        for app in lastStates.keys.sorted() where states[app] == nil { observer(app, AppState.notRunning.rawValue, nil) }
+        lastStates = states
+    }
+
+    private static func states(of machine: LaunchStateMachine) -> [String: AppStateSnapshot] {
+        var states: [String: AppStateSnapshot] = [:]
+        for (app, record) in machine.running { states[app] = AppStateSnapshot(state: record.state.rawValue, pid: record.pid) }
+        return states
     }
 
     /// Runs `work` once the action list being carried out is done (now, if none is).
@@ -113,4 +138,10 @@ final class AppLifecycle {
             event(flush: true) { [grace = configuration.shutdownGrace] machine, _ in machine.quitStepExpired(app: app, token: token, grace: grace) }
         }
     }
+}
+
+/// An app's state and pid as last reported to the state observer.
+private struct AppStateSnapshot: Equatable {
+    var state: String
+    var pid: Int32?
 }

@@ -11,14 +11,33 @@ import NIOPosix
 /// bus (`GetConnectionCredentials`) standing in for `SO_PEERCRED`, so the socket's rules
 /// decide who it is and what it may hold (`ConnectionService.connectionOpened`: another uid
 /// refused, an app or its child speaking as that app, the connection shares). Its own end, on
-/// the loop, speaks the protocol like `lsopen`: one `open` per URL; a D-Bus call is answered
-/// when each of its URLs is. Confined to the loop.
+/// the loop, speaks the protocol like `lsopen` and `lsctl`: `org.freedesktop.Application`'s
+/// `Open` is one `open` per URL, answered when each of its URLs is; each method of the
+/// project's interface is one request (`open`, `canOpen`, `query`, `command`), its answer
+/// carried back as D-Bus values. Confined to the loop.
 final class DBusCaller {
-    /// A D-Bus call waiting for its URLs' answers.
+    /// An `org.freedesktop.Application.Open` waiting for its URLs' answers.
     private struct Call {
         var remaining: Int
         /// The first failure by the URL's position in the call.
         var failure: (index: Int, error: OpenError)?
+    }
+
+    /// What one request of the peer answers.
+    private enum Pending {
+        /// One URL of an `org.freedesktop.Application.Open`.
+        case uri(call: UInt64, index: Int)
+        /// The project's `Open`; `fellBackFrom` when this is the fallback's open.
+        case open(call: UInt64, url: String, options: BusOpenOptions, fellBackFrom: String?)
+        case canOpen(call: UInt64)
+        /// A query or command answered with a JSON report.
+        case report(call: UInt64, shape: BusReplyValue.Shape)
+
+        var call: UInt64 {
+            switch self {
+            case .uri(let call, _), .open(let call, _, _, _), .canOpen(let call), .report(let call, _): return call
+            }
+        }
     }
 
     private enum Stage {
@@ -32,7 +51,9 @@ final class DBusCaller {
     private unowned let service: SessionBusService
     private var stage = Stage.identifying([])
     private var calls: [UInt64: Call] = [:]
-    private var requests: [UInt32: (call: UInt64, index: Int)] = [:]
+    /// Calls of the project's interface, each waiting for its one request.
+    private var singles: Set<UInt64> = []
+    private var requests: [UInt32: Pending] = [:]
     private var nextRequest: UInt32 = 0
     /// The identity the daemon gave this peer (its `welcome`), for the log.
     private(set) var identity: String?
@@ -46,7 +67,7 @@ final class DBusCaller {
     }
 
     /// D-Bus calls not yet answered.
-    var callsWaiting: Int { calls.count }
+    var callsWaiting: Int { calls.count + singles.count }
 
     /// Asks the bus who the sender is, then connects.
     func start() {
@@ -72,14 +93,42 @@ final class DBusCaller {
             calls[id] = Call(remaining: uris.count)
             var envelopes: [Envelope] = []
             for (index, uri) in uris.enumerated() {
-                nextRequest = nextRequest == UInt32.max ? 1 : nextRequest + 1
-                requests[nextRequest] = (id, index)
-                envelopes.append(Envelope(id: nextRequest, .open(url: uri, annotation: nil)))
+                envelopes.append(Envelope(id: register(.uri(call: id, index: index)), .open(url: uri, annotation: nil)))
             }
             send(envelopes)
             return
         }
         service.answer(id, error: OpenError(.unavailable, "the connection for \(sender) has ended; call again"))
+    }
+
+    /// A method of the project's interface: one request, answered by `answered(_:_:)`.
+    private func request(_ message: Message, _ pending: Pending, call id: UInt64) {
+        guard case .ended = stage else {
+            singles.insert(id)
+            send([Envelope(id: register(pending), message)])
+            return
+        }
+        service.answer(id, error: OpenError(.unavailable, "the connection for \(sender) has ended; call again"))
+    }
+
+    /// `Open(s url, a{sv} options)`.
+    func open(_ url: String, options: BusOpenOptions, call id: UInt64) {
+        request(.open(url: url, annotation: options.annotation, options: options.options), .open(call: id, url: url, options: options, fellBackFrom: nil), call: id)
+    }
+
+    func canOpen(_ url: String, call id: UInt64) {
+        request(.canOpen(url: url), .canOpen(call: id), call: id)
+    }
+
+    /// A query or command whose JSON report is the answer, in `shape`.
+    func report(_ message: Message, shape: BusReplyValue.Shape, call id: UInt64) {
+        request(message, .report(call: id, shape: shape), call: id)
+    }
+
+    private func register(_ pending: Pending) -> UInt32 {
+        nextRequest = nextRequest == UInt32.max ? 1 : nextRequest + 1
+        requests[nextRequest] = pending
+        return nextRequest
     }
 
     private func send(_ envelopes: [Envelope]) {
@@ -136,20 +185,61 @@ final class DBusCaller {
             self.identity = identity
             let who = credentials.map { " (pid \($0.pid), uid \($0.uid))" } ?? ""
             service.logger.debug("D-Bus caller \(sender)\(who) speaks as \(identity)")
-        case .openResult(let outcome):
-            answered(envelope.id, outcome.error)
         case .failure(let error) where envelope.id == 0:
             // The connection is refused or ended (another uid, a limit, the stop).
             end(error)
-        case .failure(let error):
-            answered(envelope.id, error)
         default:
-            break
+            guard envelope.id != 0, let pending = requests.removeValue(forKey: envelope.id) else { return }
+            answered(pending, envelope.message)
         }
     }
 
-    private func answered(_ request: UInt32, _ error: OpenError?) {
-        guard let (id, index) = requests.removeValue(forKey: request), var call = calls[id] else { return }
+    private func answered(_ pending: Pending, _ message: Message) {
+        if case .uri(let id, let index) = pending {
+            switch message {
+            case .openResult(let outcome): return answered(call: id, index: index, outcome.error)
+            case .failure(let error): return answered(call: id, index: index, error)
+            default: return answered(call: id, index: index, unexpected(message))
+            }
+        }
+        let id = pending.call
+        guard singles.contains(id) else { return }
+        let result: Result<BusReplyValue, OpenError>
+        switch (pending, message) {
+        case (_, .failure(let error)):
+            result = .failure(error)
+        case (.open(_, let url, let options, let fellBackFrom), .openResult(let outcome)):
+            if let error = outcome.error {
+                // lsopen's --fallback: only when no app handles the URL and none was named.
+                if error.code == .noHandler, fellBackFrom == nil, options.options.app == nil, let fallback = options.fallback {
+                    service.logger.debug("D-Bus caller \(sender): no app handles \(TerminalText.quoted(url)); opening the fallback \(TerminalText.quoted(fallback))")
+                    send([Envelope(id: register(.open(call: id, url: fallback, options: options, fellBackFrom: url)),
+                                   .open(url: fallback, annotation: options.annotation, options: options.options))])
+                    return
+                }
+                result = .failure(error)
+            } else {
+                let json = OutcomeJSON.render(outcome, url: url, fellBackFrom: fellBackFrom)
+                result = Result { () throws(OpenError) in try BusReplyValue(json: json, shape: .dictionary, maximumBytes: service.maximumFrameLength) }
+            }
+        case (.canOpen, .canOpenResult(let canOpen, _)):
+            result = .success(.boolean(canOpen))
+        case (.report(_, let shape), .queryResult(let json)):
+            result = Result { () throws(OpenError) in try BusReplyValue(json: json, shape: shape, maximumBytes: service.maximumFrameLength) }
+        default:
+            result = .failure(unexpected(message))
+        }
+        singles.remove(id)
+        service.answer(id, result)
+    }
+
+    /// An answer of a kind the request never gets: the daemon's own bug, said by name.
+    private func unexpected(_ message: Message) -> OpenError {
+        OpenError(.protocolError, "launchservicesd answered with \(message.kindName), which does not answer this request")
+    }
+
+    private func answered(call id: UInt64, index: Int, _ error: OpenError?) {
+        guard var call = calls[id] else { return }
         call.remaining -= 1
         if let error, call.failure.map({ index < $0.index }) ?? true { call.failure = (index, error) }
         guard call.remaining <= 0 else {
@@ -169,6 +259,7 @@ final class DBusCaller {
     /// connection closes, so the daemon withdraws its opens as for any caller that left.
     func leave() {
         calls.removeAll()
+        singles.removeAll()
         requests.removeAll()
         if case .ready(let channel) = stage { channel.close(promise: nil) }
         stage = .ended
@@ -177,8 +268,9 @@ final class DBusCaller {
 
     /// Answers every call still owed one with `error` and ends the peer.
     private func end(_ error: OpenError) {
-        let owed = calls.keys.sorted()
+        let owed = (Array(calls.keys) + Array(singles)).sorted()
         calls.removeAll()
+        singles.removeAll()
         requests.removeAll()
         if case .ready(let channel) = stage { channel.close(promise: nil) }
         stage = .ended

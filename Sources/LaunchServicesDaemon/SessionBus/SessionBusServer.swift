@@ -1,4 +1,5 @@
 import LaunchServicesCore
+import LaunchServicesProtocol
 
 /// What the daemon serves on the session bus: a name owned and `org.freedesktop.Application`
 /// exported at `path`, carried out by the session bus thread (`SessionBusWorker`) on its one
@@ -41,12 +42,19 @@ package enum SessionBusEvent: Sendable {
     case senderLeft(String)
 }
 
-/// One call of `org.freedesktop.Application`, as plain values.
+/// One call of the exported object, as plain values: `org.freedesktop.Application`'s
+/// methods, then the project's interface (`LaunchServicesBus.interface`).
 package struct IncomingBusCall: Sendable, Equatable {
     package enum Method: Sendable, Equatable {
         case activate
         case open(uris: [String])
         case activateAction(name: String)
+        /// `Open(s url, a{sv} options)`: the options as read, `total` how many there were.
+        case openURL(String, options: [BusOption], total: Int)
+        case canOpen(String)
+        case explain(String)
+        case report(AdminQuery)
+        case quit(String)
     }
 
     /// The thread's key for the call; the reply names it.
@@ -56,18 +64,83 @@ package struct IncomingBusCall: Sendable, Equatable {
     package var method: Method
 }
 
-/// The loop's answer to an incoming call: an empty return, or an error.
+/// One entry of `Open`'s options.
+package struct BusOption: Sendable, Equatable {
+    package var key: String
+    package var value: BusOptionValue
+}
+
+/// What a successful reply carries, written by the bus thread in the method's signature:
+/// nothing, `b`, `a{sv}` (a dictionary value) or `aa{sv}` (an array of dictionaries). The
+/// values inside the dictionaries follow `BusValueWriter`'s mapping.
+package enum BusReplyValue: Sendable, Equatable {
+    case none
+    case boolean(Bool)
+    case dictionary([(String, PropertyListValue)])
+    case dictionaries([[(String, PropertyListValue)]])
+
+    package static func == (a: BusReplyValue, b: BusReplyValue) -> Bool {
+        switch (a, b) {
+        case (.none, .none): return true
+        case (.boolean(let x), .boolean(let y)): return x == y
+        case (.dictionary(let x), .dictionary(let y)): return PropertyListValue.dictionary(x) == .dictionary(y)
+        case (.dictionaries(let x), .dictionaries(let y)): return PropertyListValue.array(x.map { .dictionary($0) }) == .array(y.map { .dictionary($0) })
+        default: return false
+        }
+    }
+}
+
+/// The loop's answer to an incoming call: a return (with its value), or an error.
 package struct IncomingBusReply: Sendable, Equatable {
     package var id: UInt64
     /// `nil`: success. Else the error's name and message.
     package var error: (name: String, message: String)?
+    package var value: BusReplyValue
 
-    package init(id: UInt64, error: (name: String, message: String)? = nil) {
+    package init(id: UInt64, error: (name: String, message: String)? = nil, value: BusReplyValue = .none) {
         self.id = id
         self.error = error
+        self.value = value
     }
 
     package static func == (a: IncomingBusReply, b: IncomingBusReply) -> Bool {
-        a.id == b.id && a.error?.name == b.error?.name && a.error?.message == b.error?.message
+        a.id == b.id && a.error?.name == b.error?.name && a.error?.message == b.error?.message && a.value == b.value
+    }
+}
+
+extension BusReplyValue {
+    /// What a JSON answer of the daemon must be to become a D-Bus reply: an object (`a{sv}`)
+    /// or an array of objects (`aa{sv}`).
+    package enum Shape: Sendable, Equatable {
+        case dictionary
+        case dictionaries
+    }
+
+    /// The daemon's JSON answer (`lsopen --json`'s object, an `lsctl` report) as a D-Bus
+    /// reply, through the one mapping `BusValueWriter` documents; `null`s are left out. A
+    /// document of another shape, or that cannot be read, is a named `protocolError`: it is
+    /// the daemon's own, so that would be a bug here, not the caller's.
+    package init(json: String, shape: Shape, maximumBytes: Int) throws(OpenError) {
+        let value: PropertyListValue
+        do {
+            value = try PropertyListJSON.parse(json, maximumBytes: maximumBytes, omittingNulls: true)
+        } catch {
+            throw OpenError(.protocolError, "launchservicesd's answer cannot be carried on D-Bus: \(error)")
+        }
+        switch (shape, value) {
+        case (.dictionary, .dictionary(let entries)):
+            self = .dictionary(entries)
+        case (.dictionaries, .array(let items)):
+            var list: [[(String, PropertyListValue)]] = []
+            for item in items {
+                guard case .dictionary(let entries) = item else {
+                    throw OpenError(.protocolError, "launchservicesd's answer is a list holding something other than objects; it cannot be carried as aa{sv}")
+                }
+                list.append(entries)
+            }
+            self = .dictionaries(list)
+        default:
+            throw OpenError(.protocolError, "launchservicesd's answer is not \(shape == .dictionary ? "an object (a{sv})" : "a list of objects (aa{sv})")")
+        }
     }
 }

@@ -42,6 +42,21 @@ final class SessionBusService {
         self.settings = settings
     }
 
+    /// Signals dropped since the last one sent (the thread held its bound), for the log.
+    private var droppedSignals = 0
+
+    /// `AppStateChanged`: an app's state (as `lsctl running` shows it) and pid, never a URL.
+    func appStateChanged(_ app: String, state: String, pid: Int32?) {
+        if bus.signal(AppStateSignal(app: app, state: state, pid: pid.map { UInt32(bitPattern: $0) } ?? 0)) {
+            if droppedSignals > 0 {
+                logger.warning("\(droppedSignals) AppStateChanged signals were dropped: the session bus thread held \(SessionBusInbox.maximumSignals) unsent")
+                droppedSignals = 0
+            }
+        } else {
+            droppedSignals += 1
+        }
+    }
+
     /// Owns the name: the thread connects now and whenever the connection is lost. Call on the loop.
     func start() {
         let me = NIOLoopBound(self, eventLoop: loop)
@@ -89,23 +104,56 @@ final class SessionBusService {
             guard uris.count <= settings.maximumURIsPerCall else {
                 return answer(call.id, error: OpenError(.invalidRequest, "\(uris.count) URLs in one Open; launchservicesd takes at most \(settings.maximumURIsPerCall) per call"))
             }
-            let caller = callers[call.sender] ?? {
-                let made = DBusCaller(sender: call.sender, service: self)
-                callers[call.sender] = made
-                made.start()
-                return made
-            }()
-            guard caller.callsWaiting < settings.maximumCallsPerSender else {
-                connections.limitReached(.pendingRequests, "D-Bus caller \(call.sender) has \(settings.maximumCallsPerSender) calls waiting")
-                return answer(call.id, error: OpenError(.unavailable, "\(call.sender) already has \(settings.maximumCallsPerSender) D-Bus calls waiting for an answer, the limit; wait for their answers"))
+            caller(for: call)?.open(uris, call: call.id)
+        case .openURL(let url, let entries, let total):
+            let options: BusOpenOptions
+            do {
+                options = try BusOpenOptions.parse(entries.map { ($0.key, $0.value) }, total: total)
+            } catch {
+                return answer(call.id, error: error)
             }
-            caller.open(uris, call: call.id)
+            caller(for: call)?.open(url, options: options, call: call.id)
+        case .canOpen(let url):
+            caller(for: call)?.canOpen(url, call: call.id)
+        case .explain(let url):
+            caller(for: call)?.report(AdminCommand.explain(url: url).message, shape: .dictionary, call: call.id)
+        case .report(let query):
+            caller(for: call)?.report(query.message, shape: .dictionaries, call: call.id)
+        case .quit(let app):
+            caller(for: call)?.report(AdminCommand.quit(id: app).message, shape: .dictionary, call: call.id)
         }
+    }
+
+    /// The sender's peer (made on its first call), or `nil` when the sender already has as
+    /// many calls waiting as it may: then the call is answered here, by name.
+    private func caller(for call: IncomingBusCall) -> DBusCaller? {
+        let caller = callers[call.sender] ?? {
+            let made = DBusCaller(sender: call.sender, service: self)
+            callers[call.sender] = made
+            made.start()
+            return made
+        }()
+        guard caller.callsWaiting < settings.maximumCallsPerSender else {
+            connections.limitReached(.pendingRequests, "D-Bus caller \(call.sender) has \(settings.maximumCallsPerSender) calls waiting")
+            answer(call.id, error: OpenError(.unavailable, "\(call.sender) already has \(settings.maximumCallsPerSender) D-Bus calls waiting for an answer, the limit; wait for their answers"))
+            return nil
+        }
+        return caller
     }
 
     /// Answers an incoming call: empty, or the product's error by name with its message.
     func answer(_ id: UInt64, error: OpenError?) {
-        bus.reply(IncomingBusReply(id: id, error: error.map { (LaunchServicesBus.errorName($0.code), $0.message) }))
+        answer(id, error.map { .failure($0) } ?? .success(.none))
+    }
+
+    /// Answers an incoming call with its value, or the product's error by name with its message.
+    func answer(_ id: UInt64, _ result: Result<BusReplyValue, OpenError>) {
+        switch result {
+        case .success(let value):
+            bus.reply(IncomingBusReply(id: id, value: value))
+        case .failure(let error):
+            bus.reply(IncomingBusReply(id: id, error: (LaunchServicesBus.errorName(error.code), error.message)))
+        }
     }
 
     func forget(_ caller: DBusCaller) {
