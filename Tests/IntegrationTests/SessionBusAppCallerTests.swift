@@ -102,4 +102,61 @@ struct SessionBusAppCallerTests {
                                         environment: bus.environment, scratch: bus.root, timeout: 60)
         #expect(user.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "(true,)", "\(user.stdout) \(user.stderr)")
     }
+
+    /// Connects to the bus (argv[1], a socket path) in this process, forks, and ends; the
+    /// child, once this process is gone, speaks D-Bus through GLib on the inherited
+    /// connection, whose credentials name the ended pid, and writes each call's answer to
+    /// argv[5] as JSON ({"makerGone": …, CALL: {"value": …} or {"error": …, "message": …}}).
+    static let outliving = """
+        import json, os, socket, sys, time
+        from gi.repository import Gio, GLib
+        address, name, path, interface, out = sys.argv[1:6]
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.connect(address)
+        maker = os.getpid()
+        if os.fork() != 0:
+            os._exit(0)
+        deadline = time.monotonic() + 30
+        while os.path.exists("/proc/%d" % maker) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        answers = {"makerGone": not os.path.exists("/proc/%d" % maker)}
+        stream = Gio.Socket.new_from_fd(connection.detach()).connection_factory_create_connection()
+        flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+        bus = Gio.DBusConnection.new_sync(stream, None, flags, None, None)
+        for key, method, signature, args in [("canOpen", "CanOpen", "(s)", ("alpha:x",)), ("history", "History", None, ())]:
+            try:
+                reply = bus.call_sync(name, path, interface, method, GLib.Variant(signature, args) if signature else None,
+                                      None, Gio.DBusCallFlags.NONE, 60000, None)
+                answers[key] = {"value": str(reply.unpack())}
+            except GLib.Error as e:
+                answers[key] = {"error": Gio.DBusError.get_remote_error(e), "message": e.message}
+        with open(out + ".tmp", "w") as f:
+            json.dump(answers, f)
+        os.rename(out + ".tmp", out)
+        """
+
+    @Test("an app's child whose bus connection outlives the process that made it is not taken for the user: its calls are refused")
+    func connectionOutlivingItsMaker() throws {
+        let bus = try PrivateSessionBus(apps: [:])
+        defer { bus.remove() }
+        let scriptFile = bus.root + "/outliving.py", out = bus.root + "/outliving.json"
+        try Self.outliving.write(toFile: scriptFile, atomically: true, encoding: .utf8)
+        let command = "\(PrivateSessionBus.python) \(scriptFile) \(bus.socket) \(Self.name) \(Self.path) \(Self.interface) \(out) >\(bus.root)/outliving.out 2>&1"
+        let h = try DaemonHarness(apps: [.test("alpha"), .test("zevil", "--child-run=\(command)")], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        defer { h.stop() }
+        try waitUntil("the daemon owns its name", within: 20) { h.daemonOutput.contains("owns \(Self.name) on the session bus") }
+        #expect(try h.lsopen("zevil:go").status == 0)
+        try waitUntil("the orphan's calls were answered", within: 60) { FileManager.default.fileExists(atPath: out) }
+        let log = (try? String(contentsOfFile: bus.root + "/outliving.out", encoding: .utf8)) ?? ""
+        let answers = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any], "\(log)")
+        #expect(answers["makerGone"] as? Bool == true, "\(answers) \(log)")
+        // As the user it would be answered (CanOpen true, History's rows); as zevil, false and
+        // NotPermitted. Nobody can say which it is: refused.
+        for key in ["canOpen", "history"] {
+            let answer = answers[key] as? [String: Any] ?? [:]
+            #expect(answer["value"] == nil, "\(key) answered: \(answers)")
+            #expect(answer["error"] as? String == "org.swift_launch_services.LaunchServices.Error.NotPermitted", "\(key): \(answers)")
+        }
+        #expect(!h.daemonOutput.contains("speaks as org.swift-launch-services.lsopen"), "\(h.daemonOutput)")
+    }
 }
