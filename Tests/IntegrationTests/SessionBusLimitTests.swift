@@ -86,6 +86,37 @@ struct SessionBusLimitTests {
         #expect(flood.isRunning, "\((try? String(contentsOfFile: bus.root + "/flood.out", encoding: .utf8)) ?? "")")
     }
 
+    @Test("an Open of 257 URLs is Error.InvalidRequest naming the bound of 256, and none of them is opened")
+    func tooManyURLsInOneOpen() throws {
+        let bus = try PrivateSessionBus(apps: [:])
+        defer { bus.remove() }
+        let h = try DaemonHarness(apps: [.test("fast")], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        defer { h.stop() }
+        try waitUntil("the daemon owns its name", within: 20) { h.daemonOutput.contains("owns \(Self.name) on the session bus") }
+
+        let script = """
+            import dbus, sys
+            bus = dbus.bus.BusConnection(sys.argv[1])
+            app = dbus.Interface(bus.get_object(sys.argv[2], sys.argv[3]), "org.freedesktop.Application")
+            try:
+                app.Open(["fast:%d" % i for i in range(257)], dbus.Dictionary({}, signature="sv"))
+                print("answered")
+            except dbus.exceptions.DBusException as e:
+                print(e.get_dbus_name())
+                print(e.get_dbus_message())
+            """
+        let run = try ChildProcess.run(PrivateSessionBus.python, ["-c", script, bus.address, Self.name, Self.path],
+                                       environment: bus.environment, scratch: bus.root, timeout: 60)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "org.swift_launch_services.LaunchServices.Error.InvalidRequest\n257 URLs in one Open; launchservicesd takes at most 256 per call\n", "\(run.stdout)")
+        // The daemon still serves the sender, and nothing of the refused call reached the app.
+        let after = try ChildProcess.run("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path,
+                                                            "--method", "org.freedesktop.Application.Open", "['fast:after']", "{}"],
+                                         environment: bus.environment, scratch: bus.root, timeout: 60)
+        #expect(after.status == 0, "\(after.stderr)")
+        #expect(h.eventNames().filter { $0.hasPrefix("open url=fast:") }.count == 1, "\(h.eventNames())")
+    }
+
     /// Calling as another user needs root (`setpriv`); unprivileged, the test is skipped, and
     /// the rule is the socket's (`ConnectionService.connectionOpened`).
     @Test("another uid's Open is refused: Error.NotPermitted, and its URL never reaches the app",
