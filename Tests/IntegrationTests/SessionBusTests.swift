@@ -37,6 +37,16 @@ struct SessionBusTests {
         #expect(LaunchServicesBus.errorName(.noHandler) == "org.swift_launch_services.LaunchServices.Error.NoHandler")
     }
 
+    @Test("launchservicesd --help (and so its man page) names the bus name, the path and both interfaces")
+    func helpNamesTheBus() throws {
+        let help = try ChildProcess.run(DaemonHarness.binary("launchservicesd"), ["--help"], environment: ProcessInfo.processInfo.environment,
+                                        scratch: FileManager.default.temporaryDirectory.path, timeout: 30)
+        let text = help.stdout.replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression)
+        for word in [Self.name, Self.path, "org.freedesktop.Application", LaunchServicesBus.interface, "DBUS_SESSION_BUS_ADDRESS"] {
+            #expect(text.contains(word), "\(word): \(help.stdout)")
+        }
+    }
+
     @Test("gdbus Open opens a native demo app and replies once it has the URL; no handler is the NoHandler error with lsopen's message")
     func gdbusOpensNativeApp() throws {
         let bus = try PrivateSessionBus(apps: [:])

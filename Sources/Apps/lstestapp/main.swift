@@ -22,6 +22,14 @@ import LaunchServicesClient
 ///                                   over the daemon's socket, and record the answer
 ///   --child-run=COMMAND             in didFinishLaunching, run COMMAND through /bin/sh (a
 ///                                   process the app starts) and record its exit status
+///   --bus-run=COMMAND               in didFinishLaunching, connect to the session bus itself
+///                                   (DBUS_SESSION_BUS_ADDRESS, unix:path= only), then run
+///                                   COMMAND through /bin/sh with that socket's descriptor in
+///                                   LSTESTAPP_BUS_FD, and record `busRun pid=PID -> STATUS`.
+///                                   The bus reads a connection's credentials from the socket
+///                                   (SO_PEERCRED, fixed by connect(2)), so a D-Bus client
+///                                   speaking on it is, to the bus, this app's own process:
+///                                   the app calls over D-Bus without a D-Bus library in it
 ///   --open-delay=MS                 in every open, take MS milliseconds before answering
 ///   --terminate=exit|stay|stay-ignoring-term   in willTerminate: return and exit (default),
 ///                                   stay alive, or stay alive and ignore SIGTERM too
@@ -45,6 +53,7 @@ struct Behavior {
     var claimDefault: String?
     var unregister: String?
     var childRun: String?
+    var busRun: String?
     var openDelay: UInt32 = 0
     var terminate = "exit"
     var print: String?
@@ -67,6 +76,7 @@ struct Behavior {
             case "--claim-default": claimDefault = parts[1]
             case "--unregister": unregister = parts[1]
             case "--child-run": childRun = parts[1]
+            case "--bus-run": busRun = parts[1]
             case "--open-delay": openDelay = UInt32(parts[1]) ?? 0
             case "--terminate": terminate = parts[1]
             case "--print": print = parts[1]
@@ -127,6 +137,31 @@ func bundleArguments() -> [String] {
     return lines
 }
 
+/// A stream socket connected, by this process, to the session bus's `unix:path=` address;
+/// not close-on-exec, so the command `--bus-run` starts inherits it.
+func connectToSessionBus() -> Int32? {
+    guard let variable = getenv("DBUS_SESSION_BUS_ADDRESS") else { return nil }
+    let address = String(cString: variable)
+    guard address.hasPrefix("unix:path=") else { return nil }
+    let path = Array((address.dropFirst("unix:path=".count).split(separator: ",", maxSplits: 1).first ?? "").utf8)
+    var socketAddress = sockaddr_un()
+    socketAddress.sun_family = sa_family_t(AF_UNIX)
+    guard path.count < MemoryLayout.size(ofValue: socketAddress.sun_path) else { return nil }
+    withUnsafeMutableBytes(of: &socketAddress.sun_path) { bytes in
+        for (index, byte) in path.enumerated() { bytes[index] = byte }
+    }
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    let connected = withUnsafePointer(to: &socketAddress) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard connected == 0 else {
+        Glibc.close(fd)
+        return nil
+    }
+    return fd
+}
+
 let behavior = Behavior(arguments: bundleArguments() + Array(CommandLine.arguments.dropFirst()))
 
 /// Shared behaviour of every delegate variant.
@@ -180,6 +215,16 @@ extension ApplicationDelegate where Self: TestDelegate {
         if let command = behavior.childRun {
             let status = system(command)
             behavior.record("childRun -> \(status == -1 ? -1 : (status >> 8) & 0xFF)")
+        }
+        if let command = behavior.busRun {
+            if let fd = connectToSessionBus() {
+                setenv("LSTESTAPP_BUS_FD", "\(fd)", 1)
+                let status = system(command)
+                Glibc.close(fd)
+                behavior.record("busRun pid=\(getpid()) -> \(status == -1 ? -1 : (status >> 8) & 0xFF)")
+            } else {
+                behavior.record("busRun pid=\(getpid()) -> no bus (errno \(errno))")
+            }
         }
         return launchMethod("didFinishLaunching", behavior.didFinish, options)
     }

@@ -82,6 +82,10 @@ final class ConnectionService: ConnectionEvents {
                 connections.limitReached(.fileDescriptors, "cannot read the ancestry of pid \(peer.pid) (out of descriptors); refused it")
                 ConnectionTable.refuse(channel, with: AcceptPacing.refusal, linger: .milliseconds(250))
                 return nil
+            case .gone:
+                logger.notice("refused a connection whose process (pid \(peer.pid)) has ended: whoever holds it now cannot be identified")
+                ConnectionTable.refuse(channel, with: OpenError(.notPermitted, "the process that made this connection (pid \(peer.pid)) has ended; its holder cannot be identified, so it is refused"), linger: .milliseconds(250))
+                return nil
             }
             let holder = ConnectionShares.Holder(pid: peer.pid, app: origin == .user ? nil : identity)
             if let refusal = connections.shares.refusal(for: holder) {

@@ -16,6 +16,9 @@ import Glibc
 enum ProcessAncestry {
     static let maximumDepth = 64
 
+    /// How often a walk starts again after an ancestor ended under it.
+    static let maximumRestarts = 4
+
     enum Origin: Equatable {
         /// The process is the app, or descends from it.
         case app(String)
@@ -26,6 +29,12 @@ enum ProcessAncestry {
         /// Its chain could not be read: the daemon is out of descriptors (or memory). Neither
         /// the user nor an app may be assumed, so such a peer is refused.
         case unknown
+        /// The process itself has ended: its connection outlived it, held by a process that
+        /// cannot be told from the credentials (a session bus connection made by an app's
+        /// child and handed on, or a socket whose connecting process exited before it was
+        /// accepted). Taking it for the user would give an app's orphan the user's power, so
+        /// such a peer is refused.
+        case gone
     }
 
     /// Why a `/proc/PID/stat` was not read.
@@ -37,8 +46,19 @@ enum ProcessAncestry {
     }
 
     /// Where `pid` comes from: its own pid or its nearest ancestor that `app` names, else
-    /// the daemon (`daemon`) if the chain reaches it.
+    /// the daemon (`daemon`) if the chain reaches it. A `pid` that names no process is
+    /// `.gone`. An ancestor that ended during the walk had its children reparented (to the
+    /// daemon, a subreaper, or init), so the walk starts again from `pid`, which has its new
+    /// parent by then; an ended ancestor is never read as "the user".
     static func origin(of pid: Int32, daemon: Int32, app: (Int32) -> String?) -> Origin {
+        for _ in 0..<maximumRestarts {
+            if let origin = walk(from: pid, daemon: daemon, app: app) { return origin }
+        }
+        return .gone
+    }
+
+    /// One walk up from `pid`; nil when an ancestor ended under it.
+    private static func walk(from pid: Int32, daemon: Int32, app: (Int32) -> String?) -> Origin? {
         var current = pid
         for _ in 0..<maximumDepth {
             if let found = app(current) { return .app(found) }
@@ -48,7 +68,7 @@ enum ProcessAncestry {
             } catch .outOfResources {
                 return .unknown
             } catch {
-                return .user
+                return current == pid ? .gone : nil
             }
             guard parent > 1, parent != current else { return .user }
             if parent == daemon { return .orphanOfApp }
