@@ -75,6 +75,9 @@ struct LSBench: ParsableCommand {
     @Flag(help: "Run only the desktop-entry rows: lsopen to a desktop entry beside gio open and xdg-open, and the start with --desktop-entries entries.")
     var desktopOnly = false
 
+    @Flag(help: "Run only the session-bus rows: Open over D-Bus beside a D-Bus call through the same private bus, and gio open through the DBusActivatable export beside gio open through Exec=lsopen %u.")
+    var sessionBusOnly = false
+
     @Option(help: "Write the start rows' layout of --desktop-entries entries into this new folder, print the environment a daemon reads it with, and exit (to profile by hand).")
     var writeDesktopLayout: String?
 
@@ -103,6 +106,7 @@ struct LSBench: ParsableCommand {
         let work = try TemporaryFolder(prefix: "lsbench")
         defer { work.remove() }
         if desktopOnly { return try runDesktopOnly(work: work.path) }
+        if sessionBusOnly { return try runSessionBusOnly(work: work.path) }
         try assemble(into: work.path + "/apps")
         let socket = work.path + "/socket"
         // App output to a file that is never rotated during the run: the throughput rows
@@ -202,6 +206,7 @@ struct LSBench: ParsableCommand {
 
         try peerRows(report, work: work.path, warm: warmSamples, lsopen: lsopenSamples, throughput: throughput,
                      cold: ColdFigures(cold: coldSamples, lsopenCold: lsopenColdSamples, canOpen: canOpenSamples))
+        try sessionBusRows(report, work: work.path, warm: warmSamples)
 
         try registryScale(report, work: work.path, idle: idle)
         try desktopStartRows(report, work: work.path, idle: idle)

@@ -38,6 +38,9 @@ import LaunchServicesClient
 ///   --print-repeat=N                write those two lines N times (default 1)
 ///   --open=hang-first               hang in the first open of all copies of this app (a
 ///                                   marker file beside the log), answer YES afterwards
+///   --clock=monotonic               begin each log line with CLOCK_MONOTONIC nanoseconds,
+///                                   read as the event happens (the bench's end point: when
+///                                   a URL reached the app)
 struct Behavior {
     var launch = "yes"
     var willFinish = "yes"
@@ -55,6 +58,7 @@ struct Behavior {
     var terminate = "exit"
     var print: String?
     var printRepeat = 1
+    var clock = false
 
     init(arguments: [String]) {
         for argument in arguments {
@@ -77,6 +81,7 @@ struct Behavior {
             case "--terminate": terminate = parts[1]
             case "--print": print = parts[1]
             case "--print-repeat": printRepeat = Int(parts[1]) ?? 1
+            case "--clock" where parts[1] == "monotonic": clock = true
             default: StandardStreams.error("lstestapp: unknown argument \(argument)\n")
             }
         }
@@ -108,9 +113,11 @@ struct Behavior {
 
     func record(_ line: String) {
         guard let log else { return }
+        var time = timespec()
+        if clock { clock_gettime(CLOCK_MONOTONIC, &time) }
         let fd = Glibc.open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return }
-        let text = "\(getpid()) \(line)\n"
+        let text = (clock ? "\(Int(time.tv_sec) * 1_000_000_000 + time.tv_nsec) " : "") + "\(getpid()) \(line)\n"
         _ = text.withCString { Glibc.write(fd, $0, strlen($0)) }
         Glibc.close(fd)
     }
