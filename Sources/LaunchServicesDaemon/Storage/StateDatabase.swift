@@ -44,6 +44,13 @@ final class StateDatabase: Sendable {
         hold?.release()
         var configuration = Configuration()
         configuration.label = file
+        // The check's lock (an open file description lock) can outlive its release for a
+        // moment: a process forked meanwhile by another thread shares the description until it
+        // execs. Exclusive mode then meets that lock once, at the first read; waiting a second
+        // for it turns a spurious "database is locked" (seen in the full test suite, where
+        // tests fork in parallel) into a short wait. A real holder is still named: the check
+        // above refuses a file another process has open before this is reached.
+        configuration.busyMode = .timeout(1)
         configuration.prepareDatabase { db in
             // Before the first read of the file: only then does exclusive mode keep the
             // log's index in heap memory (SQLite's "WAL without shared memory").
