@@ -40,22 +40,13 @@ struct SessionBusInterfaceTests {
             print(json.dumps({"error": e.get_dbus_name(), "message": e.get_dbus_message()}))
         """
 
-    private func daemon(on bus: PrivateSessionBus, apps extra: [TestApp] = []) throws -> DaemonHarness {
-        let todolist = TestApp(folder: "todolist", id: "com.acme.todolist", schemes: ["todolist"], executable: "todolist")
-        let h = try DaemonHarness(apps: [todolist] + extra, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
-        try waitUntil("the daemon owns its name", within: 20) { h.daemonOutput.contains("owns \(Self.name) on the session bus") }
-        return h
-    }
 
-    private func tool(_ path: String, _ arguments: [String], _ bus: PrivateSessionBus) throws -> ToolRun {
-        try ChildProcess.run(path, arguments, environment: bus.environment, scratch: bus.root, timeout: 60)
-    }
 
     /// A method of the interface called through Python's dbus: its answer (`value`, `types`)
     /// or its error (`error`, `message`).
     private func python(_ method: String, _ arguments: [Any], _ bus: PrivateSessionBus) throws -> [String: Any] {
         let encoded = String(decoding: try JSONSerialization.data(withJSONObject: arguments), as: UTF8.self)
-        let run = try tool(PrivateSessionBus.python, ["-c", Self.pythonCall, bus.address, Self.name, Self.path, Self.interface, method, encoded], bus)
+        let run = try bus.run(PrivateSessionBus.python, ["-c", Self.pythonCall, bus.address, Self.name, Self.path, Self.interface, method, encoded])
         #expect(run.status == 0, "\(run.stderr)")
         return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout) \(run.stderr)")
     }
@@ -64,7 +55,7 @@ struct SessionBusInterfaceTests {
     func openFieldByField() throws {
         let bus = try PrivateSessionBus(apps: [:])
         defer { bus.remove() }
-        let h = try daemon(on: bus)
+        let h = try bus.daemon()
         defer { h.stop() }
 
         let cold = try python("Open", ["todolist://www.acme.com?Quarterly%20Report", [String: Any]()], bus)
@@ -124,11 +115,11 @@ struct SessionBusInterfaceTests {
     func busctlAndGdbus() throws {
         let bus = try PrivateSessionBus(apps: [:])
         defer { bus.remove() }
-        let h = try daemon(on: bus, apps: [.test("alpha")])
+        let h = try bus.daemon(apps: [.test("alpha")])
         defer { h.stop() }
 
-        let run = try tool("/usr/bin/busctl", ["--address=" + bus.address, "--json=short", "call", Self.name, Self.path, Self.interface, "Open",
-                                               "sa{sv}", "todolist://busctl", "1", "annotationJSON", "s", "{\"note\":[1,2.5,true]}"], bus)
+        let run = try bus.run("/usr/bin/busctl", ["--address=" + bus.address, "--json=short", "call", Self.name, Self.path, Self.interface, "Open",
+                                               "sa{sv}", "todolist://busctl", "1", "annotationJSON", "s", "{\"note\":[1,2.5,true]}"])
         #expect(run.status == 0, "\(run.stderr)")
         let reply = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
         #expect(reply["type"] as? String == "a{sv}")
@@ -137,18 +128,18 @@ struct SessionBusInterfaceTests {
         #expect((fields["opened"] as? [String: Any])?["type"] as? String == "b")
         #expect((fields["phasesMs"] as? [String: Any])?["type"] as? String == "a{sv}")
         try waitUntil("todolist has the URL", within: 10) { h.appOutput.contains("[todolist] host: busctl") }
-        let annotated = try tool("/usr/bin/busctl", ["--address=" + bus.address, "call", Self.name, Self.path, Self.interface, "Open",
-                                                     "sa{sv}", "alpha:annotated", "2", "annotationJSON", "s", "{\"note\":[1,2.5,true]}", "background", "b", "true"], bus)
+        let annotated = try bus.run("/usr/bin/busctl", ["--address=" + bus.address, "call", Self.name, Self.path, Self.interface, "Open",
+                                                     "sa{sv}", "alpha:annotated", "2", "annotationJSON", "s", "{\"note\":[1,2.5,true]}", "background", "b", "true"])
         #expect(annotated.status == 0, "\(annotated.stderr)")
         #expect(h.eventNames().contains { $0.contains("url=alpha:annotated") && $0.contains("annotation={\"note\":[1,2.5,true]}") }, "\(h.eventNames())")
 
         for (url, answer) in [("todolist://x", "(true,)"), ("nosuch:x", "(false,)")] {
-            let canOpen = try tool("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path,
-                                                      "--method", Self.interface + ".CanOpen", url], bus)
+            let canOpen = try bus.run("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path,
+                                                      "--method", Self.interface + ".CanOpen", url])
             #expect(canOpen.status == 0, "\(canOpen.stderr)")
             #expect(canOpen.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == answer, "\(url): \(canOpen.stdout)")
         }
-        let version = try tool("/usr/bin/busctl", ["--address=" + bus.address, "get-property", Self.name, Self.path, Self.interface, "Version"], bus)
+        let version = try bus.run("/usr/bin/busctl", ["--address=" + bus.address, "get-property", Self.name, Self.path, Self.interface, "Version"])
         #expect(version.stdout == "s \"\(LaunchServicesVersion.current)\"\n", "\(version.stdout) \(version.stderr)")
     }
 
@@ -156,7 +147,7 @@ struct SessionBusInterfaceTests {
     func reports() throws {
         let bus = try PrivateSessionBus(apps: [:])
         defer { bus.remove() }
-        let h = try daemon(on: bus)
+        let h = try bus.daemon()
         defer { h.stop() }
 
         let apps = try #require(try python("Apps", [], bus)["value"] as? [[String: Any]])
@@ -198,8 +189,8 @@ struct SessionBusInterfaceTests {
         #expect(read("quit").contains("org.swift_launch_services.LaunchServices.Error.NotPermitted"), "\(read("quit"))")
         #expect(read("quit").contains("only the user quits apps"), "\(read("quit"))")
         // The same calls from the user's process are answered.
-        let canOpen = try tool("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path,
-                                                  "--method", Self.interface + ".CanOpen", "alpha:x"], bus)
+        let canOpen = try bus.run("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path,
+                                                  "--method", Self.interface + ".CanOpen", "alpha:x"])
         #expect(canOpen.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "(true,)", "\(canOpen.stdout) \(canOpen.stderr)")
     }
 
@@ -207,7 +198,7 @@ struct SessionBusInterfaceTests {
     func appStateChangedSignal() throws {
         let bus = try PrivateSessionBus(apps: [:])
         defer { bus.remove() }
-        let h = try daemon(on: bus)
+        let h = try bus.daemon()
         defer { h.stop() }
         let output = bus.root + "/monitor.out"
         let monitor = try ChildProcess("/usr/bin/gdbus", ["monitor", "--address", bus.address, "--dest", Self.name], environment: bus.environment, stdout: output)
@@ -232,10 +223,10 @@ struct SessionBusInterfaceTests {
         #expect(expected.count >= 10, "\(expected)")
         let bus = try PrivateSessionBus(apps: [:])
         defer { bus.remove() }
-        let h = try daemon(on: bus)
+        let h = try bus.daemon()
         defer { h.stop() }
 
-        let gdbus = try tool("/usr/bin/gdbus", ["introspect", "--xml", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path], bus)
+        let gdbus = try bus.run("/usr/bin/gdbus", ["introspect", "--xml", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path])
         #expect(gdbus.status == 0, "\(gdbus.stderr)")
         #expect(try Self.members(of: Self.interface, in: gdbus.stdout) == expected, "\(gdbus.stdout)")
         // Every member is in the README's interface table.
@@ -246,7 +237,7 @@ struct SessionBusInterfaceTests {
             #expect(readme.contains("| `\(name)(") || readme.contains("`\(name)() → ") || readme.contains("| property `\(name)`") || readme.contains("| signal `\(name)("),
                     "README's table lacks \(name)")
         }
-        let busctl = try tool("/usr/bin/busctl", ["--address=" + bus.address, "introspect", Self.name, Self.path, Self.interface], bus)
+        let busctl = try bus.run("/usr/bin/busctl", ["--address=" + bus.address, "introspect", Self.name, Self.path, Self.interface])
         #expect(busctl.status == 0, "\(busctl.stderr)")
         for member in expected where !member.hasPrefix("arg") {
             // "method Open" → a line ".Open  method …"

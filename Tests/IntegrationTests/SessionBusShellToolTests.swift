@@ -14,20 +14,11 @@ struct SessionBusShellToolTests {
     static let path = LaunchServicesBus.objectPath
     static let interface = LaunchServicesBus.interface
 
-    private func daemon(on bus: PrivateSessionBus) throws -> DaemonHarness {
-        let todolist = TestApp(folder: "todolist", id: "com.acme.todolist", schemes: ["todolist"], executable: "todolist")
-        let h = try DaemonHarness(apps: [todolist], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
-        try waitUntil("the daemon owns its name", within: 20) { h.daemonOutput.contains("owns \(Self.name) on the session bus") }
-        return h
-    }
 
-    private func tool(_ path: String, _ arguments: [String], _ bus: PrivateSessionBus) throws -> ToolRun {
-        try ChildProcess.run(path, arguments, environment: bus.environment, scratch: bus.root, timeout: 60)
-    }
 
     /// dbus-send's run, its output's runs of spaces made one (its columns vary by type).
     private func dbusSend(_ member: String, _ arguments: [String], _ bus: PrivateSessionBus) throws -> ToolRun {
-        var run = try tool("/usr/bin/dbus-send", ["--bus=" + bus.address, "--print-reply", "--reply-timeout=60000", "--dest=" + Self.name, Self.path, member] + arguments, bus)
+        var run = try bus.run("/usr/bin/dbus-send", ["--bus=" + bus.address, "--print-reply", "--reply-timeout=60000", "--dest=" + Self.name, Self.path, member] + arguments)
         run.stdout = run.stdout.replacingOccurrences(of: " +", with: " ", options: .regularExpression)
         return run
     }
@@ -59,12 +50,12 @@ struct SessionBusShellToolTests {
     func gdbusOpenWholeAnswer() throws {
         let bus = try PrivateSessionBus(apps: [:])
         defer { bus.remove() }
-        let h = try daemon(on: bus)
+        let h = try bus.daemon()
         defer { h.stop() }
 
         func open(_ url: String, _ options: String) throws -> ToolRun {
-            try tool("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path,
-                                        "--method", Self.interface + ".Open", url, options], bus)
+            try bus.run("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path,
+                                        "--method", Self.interface + ".Open", url, options])
         }
         let cold = try open("todolist://www.acme.com?Quarterly%20Report", "{}")
         #expect(cold.status == 0, "\(cold.stderr)")
@@ -93,7 +84,7 @@ struct SessionBusShellToolTests {
     func dbusSend() throws {
         let bus = try PrivateSessionBus(apps: [:])
         defer { bus.remove() }
-        let h = try daemon(on: bus)
+        let h = try bus.daemon()
         defer { h.stop() }
 
         for (url, answer) in [("todolist://x", "boolean true"), ("nosuch:x", "boolean false")] {

@@ -12,22 +12,12 @@ struct SessionBusTests {
     static let name = LaunchServicesBus.name
     static let path = LaunchServicesBus.objectPath
 
-    /// A daemon with todolist on `bus`, once it owns its name there.
-    private func daemon(on bus: PrivateSessionBus) throws -> DaemonHarness {
-        let todolist = TestApp(folder: "todolist", id: "com.acme.todolist", schemes: ["todolist"], executable: "todolist")
-        let h = try DaemonHarness(apps: [todolist], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
-        try waitUntil("the daemon owns its name", within: 20) { h.daemonOutput.contains("owns \(Self.name) on the session bus") }
-        return h
-    }
 
-    private func tool(_ path: String, _ arguments: [String], _ bus: PrivateSessionBus) throws -> ToolRun {
-        try ChildProcess.run(path, arguments, environment: bus.environment, scratch: bus.root, timeout: 60)
-    }
 
     private func gdbusOpen(_ uris: [String], _ bus: PrivateSessionBus) throws -> ToolRun {
         let list = "[" + uris.map { "'\($0)'" }.joined(separator: ", ") + "]"
-        return try tool("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path,
-                                           "--method", "org.freedesktop.Application.Open", list, "{}"], bus)
+        return try bus.run("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path,
+                                           "--method", "org.freedesktop.Application.Open", list, "{}"])
     }
 
     @Test("the name's path is the one the Desktop Entry specification derives, and a valid bus name")
@@ -51,7 +41,7 @@ struct SessionBusTests {
     func gdbusOpensNativeApp() throws {
         let bus = try PrivateSessionBus(apps: [:])
         defer { bus.remove() }
-        let h = try daemon(on: bus)
+        let h = try bus.daemon()
         defer { h.stop() }
 
         let opened = try gdbusOpen(["todolist://www.acme.com?Quarterly%20Report#200806231300"], bus)
@@ -75,11 +65,11 @@ struct SessionBusTests {
     func busctlTwoURLs() throws {
         let bus = try PrivateSessionBus(apps: [:])
         defer { bus.remove() }
-        let h = try daemon(on: bus)
+        let h = try bus.daemon()
         defer { h.stop() }
 
-        let run = try tool("/usr/bin/busctl", ["--address=" + bus.address, "call", Self.name, Self.path, "org.freedesktop.Application", "Open",
-                                               "asa{sv}", "3", "todolist://first", "nosuch:a", "othersuch:b", "0"], bus)
+        let run = try bus.run("/usr/bin/busctl", ["--address=" + bus.address, "call", Self.name, Self.path, "org.freedesktop.Application", "Open",
+                                               "asa{sv}", "3", "todolist://first", "nosuch:a", "othersuch:b", "0"])
         #expect(run.status != 0)
         #expect(run.stderr.contains("'nosuch'"), "the first failure, not the second: \(run.stderr)")
         #expect(!run.stderr.contains("othersuch"))
@@ -96,15 +86,15 @@ struct SessionBusTests {
             except dbus.exceptions.DBusException as e:
                 print(e.get_dbus_name())
             """
-        let python = try tool(PrivateSessionBus.python, ["-c", script, bus.address, Self.name, Self.path], bus)
+        let python = try bus.run(PrivateSessionBus.python, ["-c", script, bus.address, Self.name, Self.path])
         #expect(python.status == 0, "\(python.stderr)")
         #expect(python.stdout == "org.swift_launch_services.LaunchServices.Error.NoHandler\n", "\(python.stdout)")
         try waitUntil("todolist has the second URL", within: 10) { h.appOutput.contains("[todolist] host: second") }
 
-        let activate = try tool("/usr/bin/busctl", ["--address=" + bus.address, "call", Self.name, Self.path, "org.freedesktop.Application", "Activate", "a{sv}", "0"], bus)
+        let activate = try bus.run("/usr/bin/busctl", ["--address=" + bus.address, "call", Self.name, Self.path, "org.freedesktop.Application", "Activate", "a{sv}", "0"])
         #expect(activate.status == 0, "\(activate.stderr)")
-        let action = try tool("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path,
-                                                 "--method", "org.freedesktop.Application.ActivateAction", "quit", "[]", "{}"], bus)
+        let action = try bus.run("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path,
+                                                 "--method", "org.freedesktop.Application.ActivateAction", "quit", "[]", "{}"])
         #expect(action.status != 0)
         #expect(action.stderr.contains("org.swift_launch_services.LaunchServices.Error.InvalidRequest"), "\(action.stderr)")
     }
@@ -113,16 +103,16 @@ struct SessionBusTests {
     func introspection() throws {
         let bus = try PrivateSessionBus(apps: [:])
         defer { bus.remove() }
-        let h = try daemon(on: bus)
+        let h = try bus.daemon()
         defer { h.stop() }
 
-        let gdbus = try tool("/usr/bin/gdbus", ["introspect", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path], bus)
+        let gdbus = try bus.run("/usr/bin/gdbus", ["introspect", "--address", bus.address, "--dest", Self.name, "--object-path", Self.path])
         #expect(gdbus.status == 0, "\(gdbus.stderr)")
         #expect(gdbus.stdout.contains("interface org.freedesktop.Application"))
         for method in ["Activate(in  a{sv} platform_data)", "Open(in  as uris,", "ActivateAction(in  s action_name,"] {
             #expect(gdbus.stdout.contains(method), "\(method): \(gdbus.stdout)")
         }
-        let busctl = try tool("/usr/bin/busctl", ["--address=" + bus.address, "introspect", Self.name, Self.path, "org.freedesktop.Application"], bus)
+        let busctl = try bus.run("/usr/bin/busctl", ["--address=" + bus.address, "introspect", Self.name, Self.path, "org.freedesktop.Application"])
         #expect(busctl.status == 0, "\(busctl.stderr)")
         for line in [".Activate", ".ActivateAction", ".Open"] { #expect(busctl.stdout.contains(line), "\(busctl.stdout)") }
     }
@@ -131,7 +121,7 @@ struct SessionBusTests {
     func busGoesAndComes() throws {
         let bus = try PrivateSessionBus(apps: [:])
         defer { bus.remove() }
-        let h = try daemon(on: bus)
+        let h = try bus.daemon()
         defer { h.stop() }
 
         bus.kill()
