@@ -19,6 +19,10 @@ public struct DesktopSchemeChoices: Sendable, Equatable {
 
     public func chosen(forScheme scheme: String) -> DesktopCandidate? { chosen[Self.key(scheme)] }
 
+    /// The same for a validated scheme, on the open path: its normalized form is already the
+    /// key (both are ASCII-lowercased), so no string is built per lookup.
+    public func chosen(for scheme: URLScheme) -> DesktopCandidate? { chosen[scheme.normalized] }
+
     /// What moved from `self` to `later`, by scheme: another entry chosen, the same ID from
     /// another file, or none any more.
     public func moves(to later: DesktopSchemeChoices) -> [DesktopHandlerMove] {

@@ -109,6 +109,8 @@ package final class DesktopService {
 
     /// The entry chosen for `scheme` (any case), or nil: one lookup.
     package func chosen(forScheme scheme: String) -> DesktopCandidate? { choices.chosen(forScheme: scheme) }
+    /// The same for a validated scheme: one dictionary lookup, nothing built (the open path).
+    package func chosen(for scheme: URLScheme) -> DesktopCandidate? { choices.chosen(for: scheme) }
 
     /// The schemes some usable desktop entry handles now (those with a chosen entry).
     package var handledSchemes: Set<URLScheme> { Set(choices.chosen.keys.compactMap { try? URLScheme(validating: $0) }) }

@@ -24,7 +24,7 @@ struct SchemeHandlers {
     /// The handler of `scheme`, or nil when no app of either kind handles it.
     func handler(for scheme: URLScheme) -> SchemeResolution.Handler? {
         let apps = registry.registry
-        let chosen = desktop.settings.enabled ? desktop.chosen(forScheme: scheme.normalized) : nil
+        let chosen = desktop.settings.enabled ? desktop.chosen(for: scheme) : nil
         let defaultID = apps.defaults[scheme]
         let defaultIsDesktop = defaultID.map { apps.apps[$0] == nil } ?? false
         // The hot path: no desktop entry handles the scheme, so only native apps can.
@@ -38,7 +38,7 @@ struct SchemeHandlers {
     func resolution(for scheme: URLScheme) -> SchemeResolution? {
         guard desktop.settings.enabled else { return registry.resolve(scheme, desktop: nil) }
         let apps = registry.registry
-        let chosen = desktop.chosen(forScheme: scheme.normalized)
+        let chosen = desktop.chosen(for: scheme)
         var named: DesktopCandidate?
         if let defaultID = apps.defaults[scheme], apps.apps[defaultID] == nil {
             named = defaultID == chosen?.id ? chosen : desktop.choice(forScheme: scheme.normalized).usable(defaultID)
