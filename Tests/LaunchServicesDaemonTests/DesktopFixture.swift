@@ -176,7 +176,7 @@ func waitFor(_ what: String, within seconds: Double = 30, _ condition: () throws
         if try condition() { return }
         // Looked at once more after the deadline, in case this thread was not run meanwhile.
         guard Date() < deadline else { break }
-        usleep(20_000)
+        usleep(20_000)  // a test thread polling files; no event loop waits, bounded by the deadline
     }
     throw ProcessError("timed out after \(seconds) s waiting for \(what)")
 }

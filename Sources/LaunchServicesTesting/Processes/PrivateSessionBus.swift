@@ -176,7 +176,7 @@ public final class PrivateSessionBus: Sendable {
         while Date() < deadline {
             if try condition() { return }
             // A test's own thread polling files another process writes; no event loop waits.
-            usleep(20_000)
+            usleep(20_000)  // bounded by the deadline above
         }
         throw ProcessError("timed out after \(seconds) s waiting for \(what)")
     }
