@@ -38,10 +38,26 @@ extension RegistryService {
         var store: RegistryStore?
         var latest: Int64 = 0
         if let stateFolder {
-            let opened = try RegistryStore(folder: stateFolder)
-            saved = try opened.loadApps(source: .folder).map { ($0.app, $0.registeredAt) }
-            latest = try opened.latestRegistration()
-            store = opened
+            func openAndRead() throws -> RegistryStore {
+                let opened = try RegistryStore(folder: stateFolder)
+                do {
+                    saved = try opened.loadApps(source: .folder).map { ($0.app, $0.registeredAt) }
+                    latest = try opened.latestRegistration()
+                    return opened
+                } catch {
+                    opened.distrustCleanClose()
+                    try? opened.close()
+                    throw error
+                }
+            }
+            let trusted = CleanClose.matches(RegistryStore.path(in: stateFolder))
+            do {
+                store = try openAndRead()
+            } catch where trusted {
+                // Unreadable though a clean stop left it so (damage no write made): the record
+                // is gone, so this open checks the file, and sets it aside if it is damaged.
+                store = try openAndRead()
+            }
         }
         var folderTimes: [String: Int64] = [:]
         for entry in saved where folderTimes[entry.app.id] == nil { folderTimes[entry.app.id] = entry.registeredAt }

@@ -128,7 +128,9 @@ final class RegistryService {
         case .failure(let error):
             // The file was checked and counted a moment ago; should its rows still fail to
             // read, the apps folders' apps serve and the failure is named.
-            logger.error("could not read the apps registered by hand, the defaults and the desktop claims: \(error); serving the apps folders' apps only")
+            // The next start checks the file in full (`CleanClose`), and sets it aside if damaged.
+            started.store?.distrustCleanClose()
+            logger.error("could not read the apps registered by hand, the defaults and the desktop claims: \(error); serving the apps folders' apps only until launchservicesd restarts, which checks \(started.store?.file ?? "registry.sqlite") in full")
             loaded = RegistryService.built(Loaded(store: started.store, manual: [], fromFolders: started.fromFolders, defaults: [:],
                                                   refused: started.refused, unreadable: started.unreadable))
         }

@@ -22,14 +22,17 @@ extension RegistryStore {
     }
 
     /// v7: the claim table, its index by app (for withdrawals), the counts and their
-    /// triggers. Filled once from `app.schemes`, dropping schemes no longer valid, as `load`
-    /// does; O(apps), at the first start after the upgrade only.
+    /// triggers; indexes of the apps by time (the latest, at start) and by source (the folder
+    /// apps, read before the first answer, without a pass over the apps registered by hand).
+    /// Filled once from `app.schemes`, dropping schemes no longer valid, as `load` does;
+    /// O(apps), at the first start after the upgrade only.
     static func migrateV7(_ db: Database) throws {
         try db.execute(sql: """
             CREATE TABLE claim (scheme TEXT NOT NULL, registeredAt INTEGER NOT NULL, appID TEXT NOT NULL,
                                 PRIMARY KEY (scheme, registeredAt, appID)) WITHOUT ROWID;
             CREATE INDEX claimByApp ON claim(appID);
             CREATE INDEX appByTime ON app(registeredAt);
+            CREATE INDEX appBySource ON app(source);
             CREATE TABLE registryCount (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
             """)
         let rows = try Row.fetchCursor(db, sql: "SELECT id, schemes, registeredAt FROM app")

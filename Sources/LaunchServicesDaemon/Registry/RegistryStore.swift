@@ -32,9 +32,18 @@ public final class RegistryStore: Sendable {
     var damage: DamagedDatabase? { database.damage }
     var file: String { database.path }
 
+    /// The check was skipped at this open: the file is as a clean stop left it (`CleanClose`).
+    var checkSkipped: Bool { database.checkSkipped }
+    /// The next start checks the file, even after a clean stop.
+    func distrustCleanClose() { database.distrustCleanClose() }
+
+    /// Where the registry of state folder `folder` is.
+    static func path(in folder: String) -> String { folder + "/registry.sqlite" }
+
     /// Opens (creating if needed) `folder/registry.sqlite`; a damaged one is set aside first.
-    public init(folder: String) throws {
-        database = try StateDatabase(folder: folder, file: "registry.sqlite", describe: Self.describeLoss) { migrator in
+    /// `trustCleanClose`: a file a clean stop left unchanged is not checked again (`CleanClose`).
+    public init(folder: String, trustCleanClose: Bool = true) throws {
+        database = try StateDatabase(folder: folder, file: "registry.sqlite", trustCleanClose: trustCleanClose, describe: Self.describeLoss) { migrator in
             migrator.registerMigration("v1") { db in
                 try db.create(table: "app") { t in
                     t.primaryKey("id", .text)
