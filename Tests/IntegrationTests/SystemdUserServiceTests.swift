@@ -160,7 +160,10 @@ final class UserManager {
 
     static func environment(home: String, runtime: String) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        for key in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "LAUNCHSERVICES_SOCKET", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID"] {
+        // No DBUS_SESSION_BUS_ADDRESS: the manager, its units and the tools find the session
+        // bus at RUNTIME/bus (a test's private one), never the user's.
+        for key in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "LAUNCHSERVICES_SOCKET", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID",
+                    "DBUS_SESSION_BUS_ADDRESS"] {
             environment[key] = nil
         }
         environment["HOME"] = home
@@ -200,8 +203,13 @@ final class UserManager {
         try waitUntil(what, within: seconds, condition)
     }
 
-    /// Stops the manager by its PID (it stops its units first), then removes everything.
+    private var stopped = false
+
+    /// Stops the manager by its PID (it stops its units first), then removes everything;
+    /// once (a test may stop it early to see its units end, and again in its `defer`).
     func stop() {
+        guard !stopped else { return }
+        stopped = true
         process.stop(grace: 15)
         if createdSystemdMarker { try? FileManager.default.removeItem(atPath: "/run/systemd/system") }
         try? FileManager.default.removeItem(atPath: home)
