@@ -134,7 +134,6 @@ final class UserManager {
     let runtime: String
     let repo: String
     private let process: ChildProcess
-    private let createdSystemdMarker: Bool
 
     init() throws {
         repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -144,17 +143,23 @@ final class UserManager {
         guard FileManager.default.isExecutableFile(atPath: "/lib/systemd/systemd") else {
             throw HarnessError("/lib/systemd/systemd is missing: install systemd (apt-get install -y systemd)")
         }
-        if FileManager.default.fileExists(atPath: "/run/systemd/system") {
-            createdSystemdMarker = false
-        } else {
-            try FileManager.default.createDirectory(atPath: "/run/systemd/system", withIntermediateDirectories: true)
-            createdSystemdMarker = true
+        // Shared with the suites that run a manager at the same time (SystemdRunMarker).
+        try SystemdRunMarker.acquire()
+        do {
+            process = try ChildProcess("/lib/systemd/systemd", ["--user"], environment: Self.environment(home: home, runtime: runtime),
+                                       stdout: home + "/manager.log")
+        } catch {
+            SystemdRunMarker.release()
+            throw error
         }
-        process = try ChildProcess("/lib/systemd/systemd", ["--user"], environment: Self.environment(home: home, runtime: runtime),
-                                   stdout: home + "/manager.log")
-        try eventually("the user manager is running") {
-            let state = try systemctl("is-system-running").stdout.trimmed
-            return state == "running" || state == "degraded"
+        do {
+            try eventually("the user manager is running") {
+                let state = try systemctl("is-system-running").stdout.trimmed
+                return state == "running" || state == "degraded"
+            }
+        } catch {
+            stop()
+            throw error
         }
     }
 
@@ -211,7 +216,7 @@ final class UserManager {
         guard !stopped else { return }
         stopped = true
         process.stop(grace: 15)
-        if createdSystemdMarker { try? FileManager.default.removeItem(atPath: "/run/systemd/system") }
+        SystemdRunMarker.release()
         try? FileManager.default.removeItem(atPath: home)
     }
 }
