@@ -56,11 +56,37 @@ struct SessionBusSystemdActivationTests {
         return configuration
     }
 
-    @Test("not running: gdbus CanOpen and busctl Open make the bus ask systemd for launchservicesd.service; the name's owner is the unit's MainPID")
-    func busStartsUnit() throws {
-        let m = try UserManager()
+    /// The bus implementations a desktop runs as the user manager's `dbus.service`.
+    enum Broker: String, CaseIterable, CustomTestStringConvertible {
+        /// `dbus-daemon --systemd-activation` with the test's configuration.
+        case dbusDaemon = "dbus-daemon"
+        /// The machine's own `dbus.service` here (Debian's `dbus-broker` alias): its launcher
+        /// reads the session configuration, whose service folders include
+        /// `$XDG_DATA_HOME/dbus-1/services`, and always activates through systemd.
+        case dbusBroker = "dbus-broker"
+        var testDescription: String { rawValue }
+    }
+
+    @Test("not running: gdbus CanOpen and busctl Open make the bus ask systemd for launchservicesd.service; the name's owner is the unit's MainPID",
+          arguments: Broker.allCases)
+    func busStartsUnit(_ broker: Broker) throws {
+        // dbus-broker's launcher logs only to the journal and exits without one: its manager
+        // gets a journald of its own, which needs a mount namespace (root).
+        try #require(broker == .dbusDaemon || getuid() == 0, "a private journald for dbus-broker needs root (unshare --mount)")
+        let m = try UserManager(privateJournal: broker == .dbusBroker)
         defer { m.stop() }
-        let configuration = try Self.installBus(in: m)
+        let configuration: String
+        switch broker {
+        case .dbusDaemon:
+            configuration = try Self.installBus(in: m)
+        case .dbusBroker:
+            let machines = try m.run("/usr/bin/systemctl", ["--user", "cat", "dbus.service"], timeout: 30)
+            try #require(machines.stdout.contains("dbus-broker-launch"), "this machine's user dbus.service is not dbus-broker: \(machines.stdout)")
+            configuration = "dbus-broker-launch"
+            // Its launcher finds the user's home through the user database, not HOME: the
+            // test's data folder is named to the units (as a session's environment would).
+            #expect(try m.systemctl("set-environment", "XDG_DATA_HOME=" + m.home + "/.local/share").status == 0)
+        }
         // --no-start: the socket is enabled, not listening; only the bus starts the daemon.
         let install = try m.run(m.repo + "/scripts/install-user-service", ["--bin-dir", DaemonHarness.binDirectory, "--no-start"])
         #expect(install.status == 0, "installer: \(install.stdout) \(install.stderr)")
@@ -84,7 +110,7 @@ struct SessionBusSystemdActivationTests {
         #expect(activatable.stdout.split(separator: "\n").contains { $0.hasPrefix(Self.name + " ") }, "\(activatable.stdout) \(activatable.stderr)")
         let busPID = Int32(try m.systemctl("show", "-p", "MainPID", "--value", "dbus.service").stdout.trimmed) ?? 0
         let busCommand = (try? String(contentsOfFile: "/proc/\(busPID)/cmdline", encoding: .utf8)) ?? ""
-        #expect(busCommand.contains("dbus-daemon") && busCommand.contains(configuration), "dbus.service runs \(busCommand)")
+        #expect(busCommand.contains(broker == .dbusDaemon ? "dbus-daemon" : "dbus-broker") && busCommand.contains(configuration), "dbus.service runs \(busCommand)")
         #expect(try m.mainPID() == 0, "listing the bus does not start the daemon")
 
         // A client nobody here wrote calls the name: the bus hands the start to systemd.

@@ -129,13 +129,16 @@ struct SystemdUserServiceTests {
 }
 
 /// A private `systemd --user` manager (started by the test where PID 1 is not systemd, as in CI).
+/// With `privateJournal` (root only) it runs in a mount namespace of its own with a journald
+/// of its own (`HOME/journal`), as units that log only to the journal need (dbus-broker's
+/// launcher exits at once without one); the machine's `/run` and `/var/log` are untouched.
 final class UserManager {
     let home: String
     let runtime: String
     let repo: String
     private let process: ChildProcess
 
-    init() throws {
+    init(privateJournal: Bool = false) throws {
         repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         home = try TemporaryFolder(prefix: "lssd").path
         runtime = home + "/run"
@@ -146,8 +149,30 @@ final class UserManager {
         // Shared with the suites that run a manager at the same time (SystemdRunMarker).
         try SystemdRunMarker.acquire()
         do {
-            process = try ChildProcess("/lib/systemd/systemd", ["--user"], environment: Self.environment(home: home, runtime: runtime),
-                                       stdout: home + "/manager.log")
+            if privateJournal {
+                // The namespace's /run/systemd is a tmpfs (so the journal socket is its own);
+                // the script becomes the manager, so stopping it by PID stops the manager.
+                let script = home + "/start-manager"
+                try """
+                    #!/bin/sh
+                    set -e
+                    mount -t tmpfs tmpfs /run/systemd
+                    mkdir -p /run/systemd/system /run/systemd/journal '\(home)/journal'
+                    mount --bind '\(home)/journal' /var/log/journal
+                    /lib/systemd/systemd-journald &
+                    echo $! > '\(home)/journald.pid'
+                    i=0
+                    while [ ! -S /run/systemd/journal/socket ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+                    exec /lib/systemd/systemd --user
+
+                    """.write(toFile: script, atomically: true, encoding: .utf8)
+                chmod(script, 0o755)
+                process = try ChildProcess("/usr/bin/unshare", ["--mount", "--propagation", "private", script],
+                                           environment: Self.environment(home: home, runtime: runtime), stdout: home + "/manager.log")
+            } else {
+                process = try ChildProcess("/lib/systemd/systemd", ["--user"], environment: Self.environment(home: home, runtime: runtime),
+                                           stdout: home + "/manager.log")
+            }
         } catch {
             SystemdRunMarker.release()
             throw error
@@ -216,6 +241,11 @@ final class UserManager {
         guard !stopped else { return }
         stopped = true
         process.stop(grace: 15)
+        // The private journald outlives the manager that started it: stopped by its PID.
+        if let text = try? String(contentsOfFile: home + "/journald.pid", encoding: .utf8), let journald = Int32(text.trimmed), journald > 0 {
+            kill(journald, SIGTERM)
+            if (try? waitUntil("the private journald ends", within: 10, { !isAlive(journald) })) == nil { kill(journald, SIGKILL) }
+        }
         SystemdRunMarker.release()
         try? FileManager.default.removeItem(atPath: home)
     }
