@@ -37,6 +37,42 @@ public enum OutcomeJSON {
         return "{" + fields.joined(separator: ",") + "}"
     }
 
+    /// The same object as `render`'s, as values, key for key and in the same order, each value
+    /// what reading `render`'s text gives (`PropertyListJSON.parse`, nulls left out): the
+    /// D-Bus `Open` answers with it without writing JSON and reading it back. A test compares
+    /// the two on generated outcomes.
+    public static func entries(_ outcome: OpenOutcome, url: String, fellBackFrom: String? = nil) -> [(String, PropertyListValue)] {
+        var fields: [(String, PropertyListValue)] = [("opened", .boolean(outcome.opened)), ("url", .string(url))]
+        fields.reserveCapacity(10)
+        if let from = fellBackFrom { fields.append(("fallbackFrom", .string(from))) }
+        if let app = outcome.app { fields.append(("app", .string(app))) }
+        if let kind = outcome.handlerKind { fields.append(("kind", .string(kind.rawValue))) }
+        if let desktop = outcome.desktop {
+            if let app = outcome.app { fields.append(("desktopID", .string(app))) }
+            fields.append(("outcome", .string(desktop.kind.rawValue)))
+            if let pid = desktop.pid { fields.append(("pid", .integer(Int64(pid)))) }
+            switch desktop.exitStatus {
+            case .exited(let status)?: fields.append(("exitStatus", .integer(Int64(status))))
+            case .signaled(let signal)?: fields.append(("signal", .integer(Int64(signal))))
+            case nil: break
+            }
+            if !desktop.stderrTail.isEmpty { fields.append(("stderr", .array(desktop.stderrTail.map { .string($0) }))) }
+        }
+        fields.append(("launched", .boolean(outcome.launched)))
+        if let state = outcome.launchState { fields.append(("launchState", .string(state.rawValue))) }
+        if let method = outcome.method { fields.append(("method", .string(method.rawValue))) }
+        if !outcome.timings.isEmpty {
+            fields.append(("phasesMs", .dictionary(outcome.timings.map { ($0.phase.rawValue, .real(Milliseconds.value($0.nanoseconds))) })))
+        }
+        if let total = outcome.totalNanoseconds { fields.append(("totalMs", .real(Milliseconds.value(total)))) }
+        if let error = outcome.error {
+            var e: [(String, PropertyListValue)] = [("code", .string(error.code.rawValue)), ("message", .string(error.message))]
+            if let phase = error.phase { e.append(("phase", .string(phase.rawValue))) }
+            fields.append(("error", .dictionary(e)))
+        }
+        return fields
+    }
+
     /// The text report's parenthesis: how the app was found, each phase, the daemon's total
     /// and the caller's wait, e.g. `warm, method open; openURL 0.412 ms; total 0.518 ms, wait 1.203 ms`.
     public static func summary(_ outcome: OpenOutcome, waitNanoseconds: UInt64) -> String {
