@@ -1,6 +1,6 @@
 /// The one JSON object `lsopen --json` prints for an open. It lives in the core because the
-/// daemon's D-Bus `Open` answers with the same object, read as D-Bus values
-/// (`BusReplyValue.init(json:…)` in the daemon), so the two answers cannot drift apart.
+/// daemon's D-Bus `Open` answers with the same object as values (`entries`, held equal to
+/// reading `render`'s text by a test), so the two answers cannot drift apart.
 public enum OutcomeJSON {
     /// `waitNanoseconds`: the wait as the caller saw it; `fellBackFrom`: the URL no app
     /// handled, when this is the `--fallback` open.
