@@ -137,6 +137,7 @@ final class UserManager {
     let runtime: String
     let repo: String
     private let process: ChildProcess
+    private let lease: UserManagerLease
 
     init(privateJournal: Bool = false) throws {
         repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -146,8 +147,8 @@ final class UserManager {
         guard FileManager.default.isExecutableFile(atPath: "/lib/systemd/systemd") else {
             throw HarnessError("/lib/systemd/systemd is missing: install systemd (apt-get install -y systemd)")
         }
-        // Shared with the suites that run a manager at the same time (SystemdRunMarker).
-        try SystemdRunMarker.acquire()
+        // One manager at a time, and /run/systemd/system where PID 1 is not systemd.
+        lease = try UserManagerLease()
         do {
             if privateJournal {
                 // The namespace's /run/systemd is a tmpfs (so the journal socket is its own);
@@ -174,7 +175,7 @@ final class UserManager {
                                            stdout: home + "/manager.log")
             }
         } catch {
-            SystemdRunMarker.release()
+            lease.release()
             throw error
         }
         do {
@@ -246,7 +247,7 @@ final class UserManager {
             kill(journald, SIGTERM)
             if (try? waitUntil("the private journald ends", within: 10, { !isAlive(journald) })) == nil { kill(journald, SIGKILL) }
         }
-        SystemdRunMarker.release()
+        lease.release()
         try? FileManager.default.removeItem(atPath: home)
     }
 }

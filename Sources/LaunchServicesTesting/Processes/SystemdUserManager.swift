@@ -4,13 +4,13 @@ import NIOConcurrencyHelpers
 /// A private `systemd --user` manager for one test: its own HOME and runtime folder (so its
 /// private socket, `RUNTIME/systemd/private`, is the test's), started as the test's child,
 /// stopped by its PID. Where PID 1 is not systemd (a CI container) the manager runs only
-/// once `/run/systemd/system` exists (`SystemdRunMarker`: made if missing, removed when the
-/// process's last manager is done, only if the process made it). `nil` from `start` where systemd is not installed.
+/// once `/run/systemd/system` exists; both that and running alone are `UserManagerLease`'s. `nil` from `start` where systemd is not installed.
 public final class SystemdUserManager: Sendable {
     public let home: String
     /// The manager's `XDG_RUNTIME_DIR`.
     public let runtime: String
     private let process: ChildProcess
+    private let lease: UserManagerLease
     private let stopped = NIOLockedValueBox(false)
 
     public static let executable = "/lib/systemd/systemd"
@@ -26,7 +26,7 @@ public final class SystemdUserManager: Sendable {
         runtime = home + "/run"
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         do {
-            try SystemdRunMarker.acquire()
+            lease = try UserManagerLease()
         } catch {
             try? FileManager.default.removeItem(atPath: home)
             throw error
@@ -34,7 +34,7 @@ public final class SystemdUserManager: Sendable {
         do {
             process = try ChildProcess(Self.executable, ["--user"], environment: Self.environment(home: home, runtime: runtime), stdout: home + "/manager.log")
         } catch {
-            SystemdRunMarker.release()
+            lease.release()
             try? FileManager.default.removeItem(atPath: home)
             throw error
         }
@@ -75,7 +75,7 @@ public final class SystemdUserManager: Sendable {
     public func stop() {
         guard !stopped.withLockedValue({ let was = $0; $0 = true; return was }) else { return }
         process.stop(grace: 15)
-        SystemdRunMarker.release()
+        lease.release()
         try? FileManager.default.removeItem(atPath: home)
     }
 }
