@@ -157,14 +157,9 @@ struct SessionBusInboxBoundTests {
         try waitUntil("slow holds no open", within: 60) { try h.running().first { $0.id == "test.slow" }?.pendingOpens ?? 0 == 0 }
 
         let after = try Self.gdbusOpen("fast:after-leave", on: bus)
-        // The loop forgets a departed sender's calls (`DBusCaller.leave`) without answering
-        // them, so the bus thread keeps holding them: the bound stays full until the bus
-        // connection ends. Once that is fixed this known issue is not recorded and the
-        // test fails: remove `withKnownIssue` then.
-        withKnownIssue("calls of senders that left stay held by the bus thread, counting against its bound") {
-            #expect(after.status == 0, "\(after.stdout) \(after.stderr)")
-        }
-        #expect(after.status == 0 || after.stderr.contains("holds 1024 D-Bus calls"), "\(after.stdout) \(after.stderr)")
+        // A departed sender's calls are answered when it leaves (`DBusCaller.leave`), so the
+        // bus thread lets go of them and the bound is free again.
+        #expect(after.status == 0, "\(after.stdout) \(after.stderr)")
         #expect(isAlive(h.daemonPID))
     }
 }

@@ -302,16 +302,12 @@ final class DBusCaller {
         end(OpenError(.unavailable, "launchservicesd closed the connection for \(sender) before answering"))
     }
 
-    /// The sender left the bus, or the bus went away: nothing can be answered; the
-    /// connection closes, so the daemon withdraws its opens as for any caller that left.
+    /// The sender left the bus, or the bus went away: the connection closes, so the daemon
+    /// withdraws its opens as for any caller that left. Each call still owed is answered all
+    /// the same: the bus thread holds every call until it is answered (and counts it against
+    /// its bound), and the bus drops a reply to a sender that is gone.
     func leave() {
-        calls.removeAll()
-        singles.removeAll()
-        requests.removeAll()
-        peer?.close(promise: nil)
-        peer = nil
-        stage = .ended
-        service.forget(self)
+        end(OpenError(.unavailable, "\(sender) left the session bus before its answer"))
     }
 
     /// Answers every call still owed one with `error` and ends the peer.
