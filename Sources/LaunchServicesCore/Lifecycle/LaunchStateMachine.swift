@@ -48,6 +48,17 @@ public struct LaunchStateMachine: Sendable {
     }
     public func pid(of app: String) -> Int32? { apps[app]?.pid }
 
+    /// Whether exactly `count` apps are not `notRunning` and each satisfies `check`: what
+    /// `running` would say, asked after every event without building it.
+    public func running(count: Int, all check: (String, AppRecord) -> Bool) -> Bool {
+        var seen = 0
+        for (app, record) in apps where record.state != .notRunning {
+            seen += 1
+            guard seen <= count, check(app, record) else { return false }
+        }
+        return seen == count
+    }
+
     /// The apps that are not `notRunning`.
     public var running: [(app: String, record: AppRecord)] {
         apps.filter { $0.value.state != .notRunning }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }

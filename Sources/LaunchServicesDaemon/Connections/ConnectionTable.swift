@@ -55,6 +55,9 @@ final class ConnectionTable {
 
     func contains(_ connection: ClientConnection) -> Bool { all[ObjectIdentifier(connection.channel)] != nil }
 
+    /// The connection whose channel is `channel` (an in-process peer finds its own).
+    func connection(on channel: Channel) -> ClientConnection? { all[ObjectIdentifier(channel)] }
+
     func add(_ connection: ClientConnection) {
         all[ObjectIdentifier(connection.channel)] = connection
         if let holder = connection.holder { shares.add(holder) }
@@ -94,6 +97,10 @@ final class ConnectionTable {
     /// requests above `ConnectionLimits.stopReadingAboveBytes`) and, once more than
     /// `maximumQueuedOutputBytes` wait for it, disconnected: its replies are dropped.
     func send(_ envelope: Envelope, to connection: ClientConnection) {
+        if let receive = connection.receive {
+            // In process: nothing queues, so there is nothing to pace or to flush.
+            return receive(envelope)
+        }
         let channel = connection.channel
         guard !connection.overflowed else { return }
         let cap = limits.maximumQueuedOutputBytes

@@ -39,9 +39,9 @@ final class ActionExecutor {
     private let registry: RegistryService
     /// Where each open's answer is written.
     private let records: OpenRecords
-    /// Deadline timers by the phase token they guard, and each app's tokens (to drop the
-    /// timers of phases that are over, and every timer of an app that exited).
-    private var deadlineTasks: [LaunchToken: Scheduled<Void>] = [:]
+    /// Deadlines by the phase token they guard (one loop timer for all), and each app's
+    /// tokens (to drop the deadlines of phases that are over, and every one of an app that exited).
+    private let deadlines: DeadlineTimer
     private var deadlineTokens: [String: [LaunchToken]] = [:]
     /// What is left to do after the list being carried out: feedback for the machine, and
     /// any list that arrived meanwhile. At most one feedback per action carried out.
@@ -71,6 +71,8 @@ final class ActionExecutor {
         self.connections = connections
         self.registry = registry
         self.records = records
+        deadlines = DeadlineTimer(loop: loop)
+        deadlines.passed = { [unowned self] in deadlinePassed(app: $0, token: $1) }
     }
 
     private enum Pending {
@@ -184,17 +186,19 @@ final class ActionExecutor {
         var tokens = deadlineTokens[app] ?? []
         tokens.removeAll { old in
             guard old == token || !phaseIsRunning(app, old) else { return false }
-            deadlineTasks.removeValue(forKey: old)?.cancel()
+            deadlines.cancel(old)
             return true
         }
         tokens.append(token)
         deadlineTokens[app] = tokens
-        deadlineTasks[token] = loop.assumeIsolated().scheduleTask(in: TimeAmount(after)) { [self] in
-            deadlineTasks[token] = nil
-            deadlineTokens[app]?.removeAll { $0 == token }
-            if deadlineTokens[app]?.isEmpty == true { deadlineTokens[app] = nil }
-            report(.deadlinePassed(app: app, token: token))
-        }
+        deadlines.arm(token, app: app, after: after)
+    }
+
+    /// A phase's deadline passed (`DeadlineTimer`): the machine decides what it means.
+    private func deadlinePassed(app: String, token: LaunchToken) {
+        deadlineTokens[app]?.removeAll { $0 == token }
+        if deadlineTokens[app]?.isEmpty == true { deadlineTokens[app] = nil }
+        report(.deadlinePassed(app: app, token: token))
     }
 
     /// Whether `app`'s process found its welcome on its connection at spawn (a prelude).
@@ -204,7 +208,7 @@ final class ActionExecutor {
     func forget(_ app: String) {
         welcomedAtSpawn.remove(app)
         for token in deadlineTokens.removeValue(forKey: app) ?? [] {
-            deadlineTasks.removeValue(forKey: token)?.cancel()
+            deadlines.cancel(token)
         }
         graceTasks.removeValue(forKey: app)?.cancel()
         quitTasks.removeValue(forKey: app)?.cancel()

@@ -54,11 +54,20 @@ final class AppLifecycle {
     /// Every app whose state or pid differs from the last report; an app no longer running
     /// is reported `notRunning` with no pid.
     private func reportStates(to observer: (String, String, Int32?) -> Void) {
+        // Most events (each open to a running app) change no app's state: found without
+        // building anything, since this runs after every event while on a session bus.
+        guard statesChanged else { return }
         let states = Self.states(of: machine)
-        guard states != lastStates else { return }
         for (app, now) in states.sorted(by: { $0.key < $1.key }) where lastStates[app] != now { observer(app, now.state, now.pid) }
         for app in lastStates.keys.sorted() where states[app] == nil { observer(app, AppState.notRunning.rawValue, nil) }
         lastStates = states
+    }
+
+    private var statesChanged: Bool {
+        !machine.running(count: lastStates.count) { app, record in
+            guard let last = lastStates[app] else { return false }
+            return last.pid == record.pid && last.state == record.state.rawValue
+        }
     }
 
     private static func states(of machine: LaunchStateMachine) -> [String: AppStateSnapshot] {
