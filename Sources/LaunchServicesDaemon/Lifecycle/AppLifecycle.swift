@@ -32,7 +32,8 @@ final class AppLifecycle {
         self.connections = connections
         self.registry = registry
         machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background,
-                                     maximumOpensInFlight: configuration.maximumOpensInFlightPerApp)
+                                     maximumOpensInFlight: configuration.maximumOpensInFlightPerApp,
+                                     prewritesLaunchMethods: configuration.prewriteLaunchMethods)
         executor = ActionExecutor(loop: loop, logger: logger, configuration: configuration, supervisor: supervisor, connections: connections,
                                   registry: registry, records: records)
         executor.feedback = { [unowned self] in handle($0) }
@@ -74,6 +75,10 @@ final class AppLifecycle {
         for (app, record) in machine.running { states[app] = AppStateSnapshot(state: record.state.rawValue, pid: record.pid) }
         return states
     }
+
+    /// Whether `app`'s process was handed its welcome at spawn, with its launch methods: its
+    /// hello then gets no second one.
+    func welcomedAtSpawn(_ app: String) -> Bool { executor.welcomed(app) }
 
     /// Runs `work` once the action list being carried out is done (now, if none is).
     func afterCurrentActions(_ work: @escaping () -> Void) {
