@@ -104,7 +104,11 @@ final class ConnectionTable {
         let channel = connection.channel
         guard !connection.overflowed else { return }
         let cap = limits.maximumQueuedOutputBytes
-        if let queued = try? channel.syncOptions?.getOption(.bufferedWritableBytes), queued > cap {
+        // A writable channel holds at most its high water mark (1 MiB on the socket, NIO's
+        // 64 KiB on an app's), below any cap the configuration file allows (2 MiB or more):
+        // then only an unwritable one is asked how much it holds, which costs an option
+        // lookup by type on every frame.
+        if cap < ConnectionLimits.stopReadingAboveBytes || !channel.isWritable, let queued = try? channel.syncOptions?.getOption(.bufferedWritableBytes), queued > cap {
             connection.overflowed = true
             connection.closing = true
             limitReached(.queuedOutput, "\(connection.identity) (pid \(connection.peerPID.map { "\($0)" } ?? "-")) left \(queued) bytes of replies unread; disconnected")
