@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -15,6 +16,12 @@
 
 #ifndef SYS_close_range
 #define SYS_close_range 436
+#endif
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
 #endif
 
 /* ThreadSanitizer's and AddressSanitizer's runtimes cannot follow a child that shares the
@@ -50,6 +57,32 @@ struct ls_app_spawn {
     volatile int error;
 };
 
+/* The real-time signals whose disposition is not the default, read once, at the first
+ * spawn. Each sigaction costs about a microsecond on a VM and the child makes them while
+ * the caller waits in clone (CLONE_VFORK), so the child resets every standard signal
+ * (1-31: NIO's SIGPIPE, the stop signals service-lifecycle handles, the Swift runtime's
+ * crash handlers) and glibc's own two (32, 33) at every spawn, but the thirty-odd
+ * real-time ones only where this process had changed them at its first spawn: nothing here
+ * sets one later, and a handler set later is reset by execve anyway (only an ignored one
+ * would outlive it). */
+static int ls_realtime_changed[64];
+static int ls_realtime_count;
+static pthread_once_t ls_realtime_once = PTHREAD_ONCE_INIT;
+
+static void ls_read_realtime_dispositions(void) {
+    for (int sig = SIGRTMIN; sig < _NSIG && ls_realtime_count < 64; sig++) {
+        struct sigaction current;
+        if (sigaction(sig, NULL, &current) != 0) continue;
+        if (current.sa_handler != SIG_DFL || (current.sa_flags & SA_SIGINFO)) ls_realtime_changed[ls_realtime_count++] = sig;
+    }
+}
+
+/* The child's stack, one per calling thread, kept for the next spawn: mapping, touching
+ * and unmapping 256 KiB cost tens of microseconds per spawn. CLONE_VFORK returns only once
+ * the child has exec'd or exited, so a thread's spawns never share it. */
+static __thread void *ls_child_stack;
+static const size_t ls_child_stack_size = 256 * 1024;
+
 /* Closes every descriptor from `lowest` up. close_range needs Linux 5.9; older kernels get
  * a loop up to the descriptor limit. */
 static void ls_close_from(int lowest) {
@@ -83,9 +116,14 @@ static int ls_app_child(void *context) {
     memset(&standard, 0, sizeof(standard));
     standard.sa_handler = SIG_DFL;
     sigemptyset(&standard.sa_mask);
-    for (int sig = 1; sig < _NSIG; sig++) {
+    for (int sig = 1; sig < SIGRTMIN; sig++) {
         if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &standard, NULL);
     }
+    /* glibc keeps 32 and 33 for itself and refuses them (EINVAL, no system call), but an
+     * ignored one outlives execve: the kernel is asked directly. */
+    struct { void *handler; unsigned long flags; void *restorer; unsigned long mask; } kernel_default = {SIG_DFL, 0, NULL, 0};
+    for (int sig = 32; sig < SIGRTMIN; sig++) syscall(SYS_rt_sigaction, sig, &kernel_default, NULL, sizeof(kernel_default.mask));
+    for (int i = 0; i < ls_realtime_count; i++) sigaction(ls_realtime_changed[i], &standard, NULL);
     /* Each descriptor the app gets (fd 3, and 1 and 2 when given) is first copied above 3,
      * so that placing one cannot overwrite another (the daemon's pipe may itself be fd 1-3);
      * dup2 then gives the copies their places without FD_CLOEXEC. */
@@ -120,11 +158,18 @@ int ls_spawn_app(pid_t *pid, const char *path, char *const argv[], char *const e
 }
 
 int ls_spawn_app_output(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd, int out_fd, int err_fd) {
+    return ls_spawn_app_pidfd(pid, NULL, path, argv, envp, child_fd, out_fd, err_fd);
+}
+
+int ls_spawn_app_pidfd(pid_t *pid, int *pidfd, const char *path, char *const argv[], char *const envp[], int child_fd, int out_fd, int err_fd) {
+    pthread_once(&ls_realtime_once, ls_read_realtime_dispositions);
     /* The child's own stack: it runs while the calling thread waits inside clone, so it
-     * must not use that thread's stack. Exec or exit gives it back before munmap. */
-    const size_t stack_size = 256 * 1024;
-    void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (stack == MAP_FAILED) return errno;
+     * must not use that thread's stack. Exec or exit gives it back before clone returns. */
+    if (ls_child_stack == NULL) {
+        void *stack = mmap(NULL, ls_child_stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (stack == MAP_FAILED) return errno;
+        ls_child_stack = stack;
+    }
     struct ls_app_spawn spawn = {
         .path = path, .argv = argv, .envp = envp, .child_fd = child_fd, .out_fd = out_fd, .err_fd = err_fd, .parent = getpid(), .error = 0,
     };
@@ -133,21 +178,35 @@ int ls_spawn_app_output(pid_t *pid, const char *path, char *const argv[], char *
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
+    int descriptor = -1;
 #ifdef LS_SPAWN_WITH_FORK
     pid_t child = fork();
     if (child == 0) ls_app_child(&spawn);
+    if (child > 0 && pidfd != NULL) descriptor = (int)syscall(SYS_pidfd_open, child, 0);
 #else
-    pid_t child = clone(ls_app_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &spawn);
+    /* CLONE_PIDFD: the pidfd comes with the clone, with no pidfd_open after it. */
+    pid_t child = clone(ls_app_child, (char *)ls_child_stack + ls_child_stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD | (pidfd != NULL ? CLONE_PIDFD : 0),
+                        &spawn, pidfd != NULL ? &descriptor : NULL);
 #endif
     int clone_error = child < 0 ? errno : 0;
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
-    munmap(stack, stack_size);
     if (child < 0) return clone_error;
     if (spawn.error != 0) {
         /* The child has already exited (CLONE_VFORK): this reaps it without waiting. */
         int status;
         while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+        if (descriptor >= 0) close(descriptor);
         return spawn.error;
+    }
+    if (pidfd != NULL) {
+        if (descriptor < 0) {
+            int code = errno;
+            kill(child, SIGKILL);
+            int status;
+            while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+            return code != 0 ? code : ESRCH;
+        }
+        *pidfd = descriptor;
     }
     *pid = child;
     return 0;

@@ -93,13 +93,14 @@ public final class FrameConnection {
     }
 
     /// The next message. `deadline` nil waits as long as it takes (an app's idle loop).
-    public func receive(waitingFor what: String, deadline: ContinuousClock.Instant?) throws(ClientError) -> Envelope {
+    /// `what` is said only in an error, so it is built only then.
+    public func receive(waitingFor what: @autoclosure () -> String, deadline: ContinuousClock.Instant?) throws(ClientError) -> Envelope {
         while true {
             if let envelope = try bufferedEnvelope() { return envelope }
             var timeoutMs: Int32 = -1
             if let deadline {
                 let left = deadline - .now
-                if left <= .zero { throw .timedOut(waitingFor: what, after: .zero) }
+                if left <= .zero { throw .timedOut(waitingFor: what(), after: .zero) }
                 let (s, atto) = left.components
                 timeoutMs = Int32(clamping: s * 1000 + atto / 1_000_000_000_000_000 + 1)
             }
@@ -109,8 +110,8 @@ public final class FrameConnection {
                 if errno == EINTR { continue }
                 throw .system(call: "poll", errno: errno)
             }
-            if ready == 0 { throw .timedOut(waitingFor: what, after: .zero) }
-            try fill(waitingFor: what)
+            if ready == 0 { throw .timedOut(waitingFor: what(), after: .zero) }
+            try fill(waitingFor: what())
         }
     }
 
@@ -145,7 +146,7 @@ public final class FrameConnection {
         }
     }
 
-    private func fill(waitingFor what: String) throws(ClientError) {
+    private func fill(waitingFor what: @autoclosure () -> String) throws(ClientError) {
         if consumed > 0 && consumed > buffer.count / 2 {
             buffer.removeFirst(consumed)
             consumed = 0
@@ -153,10 +154,10 @@ public final class FrameConnection {
         let n = Glibc.read(fd, readChunk.baseAddress!, readChunk.count)
         if n < 0 {
             if errno == EINTR || errno == EAGAIN { return }
-            if errno == ECONNRESET { throw .connectionClosed(waitingFor: what) }
+            if errno == ECONNRESET { throw .connectionClosed(waitingFor: what()) }
             throw .system(call: "read", errno: errno)
         }
-        if n == 0 { throw .connectionClosed(waitingFor: what) }
+        if n == 0 { throw .connectionClosed(waitingFor: what()) }
         buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: readChunk[..<n]))
     }
 }

@@ -114,19 +114,23 @@ public final class LaunchServicesClient {
     }
 
     /// Sends one request and waits for the reply with its id.
-    public func request(_ message: Message, waitingFor what: String, timeout: Duration) throws(ClientError) -> Message {
+    /// `what` is said only in an error, so it is built only then.
+    public func request(_ message: Message, waitingFor what: @autoclosure () -> String, timeout: Duration) throws(ClientError) -> Message {
         let id = ids.take()
-        var bytes = pendingHello ?? []
-        pendingHello = nil
-        bytes.append(contentsOf: Frame.encode(Envelope(id: id, message)))
-        try connection.send(bytes)
+        let frame = Frame.encode(Envelope(id: id, message))
+        if let hello = pendingHello {
+            pendingHello = nil
+            try connection.send(hello + frame)
+        } else {
+            try connection.send(frame)
+        }
         let deadline = ContinuousClock.now + timeout
         while true {
             let envelope: Envelope
             do {
-                envelope = try next(waitingFor: what, deadline: deadline, skippingStash: true)
+                envelope = try next(waitingFor: what(), deadline: deadline, skippingStash: true)
             } catch {
-                if case .timedOut = error { throw .timedOut(waitingFor: what, after: timeout) }
+                if case .timedOut = error { throw .timedOut(waitingFor: what(), after: timeout) }
                 throw error
             }
             if envelope.id == id, !envelope.message.isCallback { return envelope.message }
@@ -136,10 +140,10 @@ public final class LaunchServicesClient {
 
     /// The next frame: set-aside ones first (unless skipped), then the connection's. The
     /// connection-level ones (welcome, failure with id 0) are handled here.
-    private func next(waitingFor what: String, deadline: ContinuousClock.Instant, skippingStash: Bool = false) throws(ClientError) -> Envelope {
+    private func next(waitingFor what: @autoclosure () -> String, deadline: ContinuousClock.Instant, skippingStash: Bool = false) throws(ClientError) -> Envelope {
         if !skippingStash, let kept = stash.removeFirst() { return kept }
         while true {
-            let envelope = try connection.receive(waitingFor: what, deadline: deadline)
+            let envelope = try connection.receive(waitingFor: what(), deadline: deadline)
             switch envelope.message {
             case .welcome(_, let identity):
                 self.identity = identity

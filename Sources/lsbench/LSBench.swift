@@ -78,6 +78,12 @@ struct LSBench: ParsableCommand {
     @Flag(help: "Run only the desktop-entry rows: lsopen to a desktop entry beside gio open and xdg-open, and the start with --desktop-entries entries.")
     var desktopOnly = false
 
+    @Flag(help: "Run only the cold-open rows: the static floor, starting the app executable, and the cold open, with each launch phase's median.")
+    var coldOnly = false
+
+    @Option(help: "The daemon's prewriteLaunchMethods for the run (default: the daemon's own default).")
+    var prewriteLaunchMethods: Bool?
+
     @Flag(help: "Run only the session-bus rows: Open over D-Bus beside a D-Bus call through the same private bus, and gio open through the DBusActivatable export beside gio open through Exec=lsopen %u.")
     var sessionBusOnly = false
 
@@ -116,12 +122,20 @@ struct LSBench: ParsableCommand {
         // App output to a file that is never rotated during the run: the throughput rows
         // count each delivery in xyz's log.
         let config = work.path + "/launchservicesd.json"
-        try #"{"appLogs": {"destination": "files", "maximumBytes": 1073741824}}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let prewrite = prewriteLaunchMethods.map { #", "prewriteLaunchMethods": \#($0)"# } ?? ""
+        try #"{"appLogs": {"destination": "files", "maximumBytes": 1073741824}\#(prewrite)}"#.write(toFile: config, atomically: true, encoding: .utf8)
         let daemon = try startDaemon(socket: socket, apps: work.path + "/apps", state: work.path + "/state", log: work.path + "/daemon.log", poll: 20_000,
                                      extra: ["--config", config])
         defer { daemon.stop() }
 
         let report = Report(json: json)
+        if coldOnly {
+            let client = try LaunchServicesClient(socketPath: socket, program: "lsbench")
+            defer { client.close() }
+            _ = try client.open("xyz:warmup")
+            _ = try coldOpenRows(report, client: client, work: work.path)
+            return try report.finish()
+        }
         let idle = try DaemonMemory.row("daemon memory, idle after start (baseline)", pid: daemon.pid)
 
         // Warm open vs. the floor: one cross-process round trip over a Unix socket.
@@ -165,25 +179,7 @@ struct LSBench: ParsableCommand {
         }
         report.row("pasteboard: copy + paste 1 KiB (baseline 2 trips)", pasteSamples, baseline: Row.latency("two round trips", rtt.map { $0 * 2 }))
 
-        // Cold open vs. starting the same app executable (it exits at once outside the daemon).
-        let spawnSamples = try (0..<cold).map { _ in try ChildProcess.timedRun(work.path + "/apps/xyz.app/xyz", [], expecting: nil) }
-        var coldSamples: [UInt64] = []
-        try terminateApp(client: client)
-        for i in 0..<cold {
-            let start = DispatchTime.now().uptimeNanoseconds
-            let outcome = try client.open("xyz:cold/\(i)")
-            coldSamples.append(DispatchTime.now().uptimeNanoseconds - start)
-            guard outcome.opened, outcome.launched else { throw ValidationError("cold open did not launch: \(outcome.error?.message ?? "warm")") }
-            try terminateApp(client: client)
-        }
-        var floorRow: Row?
-        if let floor = peerBinDir.map({ $0 + "/static_true" }), FileManager.default.isExecutableFile(atPath: floor) {
-            floorRow = report.row("static C program that returns 0, posix_spawn + wait (floor)", try (0..<cold).map { _ in try ChildProcess.timedRun(floor, []) })
-        } else {
-            report.note("static floor row: skipped (no static_true in --peer-bin-dir; scripts/bench builds it with cc -static)")
-        }
-        let spawnRow = report.row("start and exit of the app executable (baseline)", spawnSamples, baseline: floorRow)
-        report.row("cold open: spawn, check-in, 2 launch methods, open", coldSamples, baseline: spawnRow)
+        let coldSamples = try coldOpenRows(report, client: client, work: work.path)
 
         // The whole `lsopen` command vs. starting `lsopen --help`.
         var environment = ProcessInfo.processInfo.environment
@@ -229,6 +225,40 @@ struct LSBench: ParsableCommand {
     func startDaemon(socket: String, apps: String, state: String, log: String, poll: UInt32, extra: [String] = []) throws -> DaemonProcess {
         try DaemonProcess(executable: binDir + "/launchservicesd", socket: socket, arguments: ["--apps", apps, "--state", state, "--log-level", "warning"] + extra,
                           log: log, timeout: 30, poll: poll)
+    }
+
+    /// Cold open vs. starting the same app executable (it exits at once outside the daemon),
+    /// and the static floor; a note gives each launch phase's median as the daemon timed it.
+    func coldOpenRows(_ report: Report, client: LaunchServicesClient, work: String) throws -> [UInt64] {
+        let spawnSamples = try (0..<cold).map { _ in try ChildProcess.timedRun(work + "/apps/xyz.app/xyz", [], expecting: nil) }
+        var coldSamples: [UInt64] = []
+        var phases: [LaunchPhase: [UInt64]] = [:]
+        var totals: [UInt64] = []
+        try terminateApp(client: client)
+        for i in 0..<cold {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let outcome = try client.open("xyz:cold/\(i)")
+            coldSamples.append(DispatchTime.now().uptimeNanoseconds - start)
+            guard outcome.opened, outcome.launched else { throw ValidationError("cold open did not launch: \(outcome.error?.message ?? "warm")") }
+            for timing in outcome.timings { phases[timing.phase, default: []].append(timing.nanoseconds) }
+            totals.append(outcome.totalNanoseconds ?? 0)
+            try terminateApp(client: client)
+        }
+        var floorRow: Row?
+        if let floor = peerBinDir.map({ $0 + "/static_true" }), FileManager.default.isExecutableFile(atPath: floor) {
+            floorRow = report.row("static C program that returns 0, posix_spawn + wait (floor)", try (0..<cold).map { _ in try ChildProcess.timedRun(floor, []) })
+        } else {
+            report.note("static floor row: skipped (no static_true in --peer-bin-dir; scripts/bench builds it with cc -static)")
+        }
+        let spawnRow = report.row("start and exit of the app executable (baseline)", spawnSamples, baseline: floorRow)
+        report.row("cold open: spawn, check-in, 2 launch methods, open", coldSamples, baseline: spawnRow)
+        let medians = LaunchPhase.allCases.compactMap { phase -> String? in
+            guard let samples = phases[phase]?.sorted(), !samples.isEmpty else { return nil }
+            return "\(phase.rawValue) \(samples[samples.count / 2] / 1000) µs"
+        }
+        let total = totals.sorted()[totals.count / 2] / 1000
+        report.note("cold open phases as the daemon timed them (medians): " + medians.joined(separator: ", ") + "; the open in the daemon, read to answer: \(total) µs")
+        return coldSamples
     }
 
     /// Kills the running xyz (found through `running`) and waits until the daemon has seen it go.

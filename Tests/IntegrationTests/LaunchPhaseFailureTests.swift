@@ -10,11 +10,25 @@ struct LaunchPhaseFailureTests {
     {"deadlines": {"launch": 20, "willFinishLaunching": 1, "didFinishLaunching": 1, "openURL": 1}, "shutdownGraceSeconds": 1}
     """
 
+    /// Both ways the launch methods reach the app: written at spawn (the default) or sent
+    /// when each phase begins.
+    static let bothModes = [true, false]
+
+    /// A configuration with `prewriteLaunchMethods` set, plus `settings` (JSON members).
+    static func config(prewrite: Bool, _ settings: String? = nil) -> String {
+        "{" + (settings.map { $0 + ", " } ?? "") + "\"prewriteLaunchMethods\": \(prewrite)}"
+    }
+
+    static let shortDeadlineSettings = """
+    "deadlines": {"launch": 20, "willFinishLaunching": 1, "didFinishLaunching": 1, "openURL": 1}, "shutdownGraceSeconds": 1
+    """
+
     @Test("NO from a launch method: vetoed, naming the method; the URL is not delivered", arguments: [
         ("--will-finish=no", "willFinishLaunching"), ("--did-finish=no", "didFinishLaunching"),
-    ])
-    func veto(behavior: String, phase: String) throws {
-        let h = try DaemonHarness(apps: [.test("picky", behavior)])
+    ], bothModes)
+    func veto(behavior: (String, String), prewrite: Bool) throws {
+        let (behavior, phase) = behavior
+        let h = try DaemonHarness(apps: [.test("picky", behavior)], config: Self.config(prewrite: prewrite))
         defer { h.stop() }
         let r = try h.lsopen("--json", "picky:secret")
         #expect(r.status == 67)
@@ -45,9 +59,10 @@ struct LaunchPhaseFailureTests {
     @Test("a crash in each phase: crashed, naming the phase and the signal; state cleaned up", arguments: [
         ("--launch=crash", "launch"), ("--will-finish=crash", "willFinishLaunching"),
         ("--did-finish=crash", "didFinishLaunching"), ("--open=crash", "openURL"),
-    ])
-    func crash(behavior: String, phase: String) throws {
-        let h = try DaemonHarness(apps: [.test("crasher", behavior)])
+    ], bothModes)
+    func crash(behavior: (String, String), prewrite: Bool) throws {
+        let (behavior, phase) = behavior
+        let h = try DaemonHarness(apps: [.test("crasher", behavior)], config: Self.config(prewrite: prewrite))
         defer { h.stop() }
         let r = try h.lsopen("--json", "crasher:x")
         #expect(r.status == 68)
@@ -76,10 +91,10 @@ struct LaunchPhaseFailureTests {
 
     @Test("a hang in a launch phase: timeout naming the phase, and the app is terminated", arguments: [
         "willFinishLaunching", "didFinishLaunching",
-    ])
-    func hangInLaunchPhase(phase: String) throws {
+    ], bothModes)
+    func hangInLaunchPhase(phase: String, prewrite: Bool) throws {
         let flag = phase == "willFinishLaunching" ? "--will-finish=hang" : "--did-finish=hang"
-        let h = try DaemonHarness(apps: [.test("sleeper", flag)], config: Self.shortDeadlines)
+        let h = try DaemonHarness(apps: [.test("sleeper", flag)], config: Self.config(prewrite: prewrite, Self.shortDeadlineSettings))
         defer { h.stop() }
         let started = Date()
         let r = try h.lsopen("--json", "sleeper:x", timeout: 30)

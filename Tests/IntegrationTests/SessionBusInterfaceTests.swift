@@ -111,6 +111,35 @@ struct SessionBusInterfaceTests {
         #expect(noSuchApp["message"] as? String == lsopenNoSuchApp.errorMessage, "\(noSuchApp) / \(lsopenNoSuchApp.stdout)")
     }
 
+    @Test("a URL too long to be a frame is refused by name (InvalidRequest naming the limit), and the same connection's next call is answered")
+    func oversizedRequest() throws {
+        let bus = try PrivateSessionBus(apps: [:])
+        defer { bus.remove() }
+        let h = try bus.daemon()
+        defer { h.stop() }
+        // One connection, two calls: 2 MiB of URL (the frame limit is 1 MiB), then CanOpen.
+        let script = """
+            import dbus, json, sys
+            bus = dbus.bus.BusConnection(sys.argv[1])
+            proxy = dbus.Interface(bus.get_object(sys.argv[2], sys.argv[3]), sys.argv[4])
+            out = {}
+            for method, call in (("Open", lambda: proxy.Open("todolist://" + "a" * (2 << 20), dbus.Dictionary({}, signature="sv"))),
+                                 ("CanOpen", lambda: proxy.CanOpen("todolist://x"))):
+                try:
+                    out[method] = {"value": bool(call()) if method == "CanOpen" else {str(k): str(v)[:200] for k, v in call().items()}}
+                except dbus.exceptions.DBusException as e:
+                    out[method] = {"error": e.get_dbus_name(), "message": e.get_dbus_message()}
+            print(json.dumps(out))
+            """
+        let run = try bus.run(PrivateSessionBus.python, ["-c", script, bus.address, Self.name, Self.path, Self.interface])
+        #expect(run.status == 0, "\(run.stderr)")
+        let out = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: [String: Any]], "\(run.stdout) \(run.stderr)")
+        #expect(out["Open"]?["error"] as? String == "org.swift_launch_services.LaunchServices.Error.InvalidRequest", "\(out) \(h.daemonOutput.suffix(2000))")
+        #expect((out["Open"]?["message"] as? String)?.contains("at most 1048576 bytes (maximumFrameLength)") == true, "\(out)")
+        #expect(out["CanOpen"]?["value"] as? Bool == true, "\(out)")
+        #expect(!h.appOutput.contains("[todolist]"), "nothing reached the app: \(h.appOutput)")
+    }
+
     @Test("busctl --json reads Open's a{sv}; gdbus CanOpen answers true and false; annotationJSON reaches the app")
     func busctlAndGdbus() throws {
         let bus = try PrivateSessionBus(apps: [:])

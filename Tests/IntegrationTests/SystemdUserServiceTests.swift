@@ -129,14 +129,17 @@ struct SystemdUserServiceTests {
 }
 
 /// A private `systemd --user` manager (started by the test where PID 1 is not systemd, as in CI).
+/// With `privateJournal` (root only) it runs in a mount namespace of its own with a journald
+/// of its own (`HOME/journal`), as units that log only to the journal need (dbus-broker's
+/// launcher exits at once without one); the machine's `/run` and `/var/log` are untouched.
 final class UserManager {
     let home: String
     let runtime: String
     let repo: String
     private let process: ChildProcess
-    private let createdSystemdMarker: Bool
+    private let lease: UserManagerLease
 
-    init() throws {
+    init(privateJournal: Bool = false) throws {
         repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         home = try TemporaryFolder(prefix: "lssd").path
         runtime = home + "/run"
@@ -144,23 +147,54 @@ final class UserManager {
         guard FileManager.default.isExecutableFile(atPath: "/lib/systemd/systemd") else {
             throw HarnessError("/lib/systemd/systemd is missing: install systemd (apt-get install -y systemd)")
         }
-        if FileManager.default.fileExists(atPath: "/run/systemd/system") {
-            createdSystemdMarker = false
-        } else {
-            try FileManager.default.createDirectory(atPath: "/run/systemd/system", withIntermediateDirectories: true)
-            createdSystemdMarker = true
+        // One manager at a time, and /run/systemd/system where PID 1 is not systemd.
+        lease = try UserManagerLease()
+        do {
+            if privateJournal {
+                // The namespace's /run/systemd is a tmpfs (so the journal socket is its own);
+                // the script becomes the manager, so stopping it by PID stops the manager.
+                let script = home + "/start-manager"
+                try """
+                    #!/bin/sh
+                    set -e
+                    mount -t tmpfs tmpfs /run/systemd
+                    mkdir -p /run/systemd/system /run/systemd/journal '\(home)/journal'
+                    mount --bind '\(home)/journal' /var/log/journal
+                    /lib/systemd/systemd-journald &
+                    echo $! > '\(home)/journald.pid'
+                    i=0
+                    while [ ! -S /run/systemd/journal/socket ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+                    exec /lib/systemd/systemd --user
+
+                    """.write(toFile: script, atomically: true, encoding: .utf8)
+                chmod(script, 0o755)
+                process = try ChildProcess("/usr/bin/unshare", ["--mount", "--propagation", "private", script],
+                                           environment: Self.environment(home: home, runtime: runtime), stdout: home + "/manager.log")
+            } else {
+                process = try ChildProcess("/lib/systemd/systemd", ["--user"], environment: Self.environment(home: home, runtime: runtime),
+                                           stdout: home + "/manager.log")
+            }
+        } catch {
+            lease.release()
+            throw error
         }
-        process = try ChildProcess("/lib/systemd/systemd", ["--user"], environment: Self.environment(home: home, runtime: runtime),
-                                   stdout: home + "/manager.log")
-        try eventually("the user manager is running") {
-            let state = try systemctl("is-system-running").stdout.trimmed
-            return state == "running" || state == "degraded"
+        do {
+            try eventually("the user manager is running") {
+                let state = try systemctl("is-system-running").stdout.trimmed
+                return state == "running" || state == "degraded"
+            }
+        } catch {
+            stop()
+            throw error
         }
     }
 
     static func environment(home: String, runtime: String) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        for key in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "LAUNCHSERVICES_SOCKET", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID"] {
+        // No DBUS_SESSION_BUS_ADDRESS: the manager, its units and the tools find the session
+        // bus at RUNTIME/bus (a test's private one), never the user's.
+        for key in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "LAUNCHSERVICES_SOCKET", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID",
+                    "DBUS_SESSION_BUS_ADDRESS"] {
             environment[key] = nil
         }
         environment["HOME"] = home
@@ -200,10 +234,20 @@ final class UserManager {
         try waitUntil(what, within: seconds, condition)
     }
 
-    /// Stops the manager by its PID (it stops its units first), then removes everything.
+    private var stopped = false
+
+    /// Stops the manager by its PID (it stops its units first), then removes everything;
+    /// once (a test may stop it early to see its units end, and again in its `defer`).
     func stop() {
+        guard !stopped else { return }
+        stopped = true
         process.stop(grace: 15)
-        if createdSystemdMarker { try? FileManager.default.removeItem(atPath: "/run/systemd/system") }
+        // The private journald outlives the manager that started it: stopped by its PID.
+        if let text = try? String(contentsOfFile: home + "/journald.pid", encoding: .utf8), let journald = Int32(text.trimmed), journald > 0 {
+            kill(journald, SIGTERM)
+            if (try? waitUntil("the private journald ends", within: 10, { !isAlive(journald) })) == nil { kill(journald, SIGKILL) }
+        }
+        lease.release()
         try? FileManager.default.removeItem(atPath: home)
     }
 }

@@ -4,9 +4,9 @@ import Testing
 /// `LaunchStateMachine`, exact actions. Deadlines: each phase's watchdog, what waits behind a timed-out open, how limits are named.
 extension LaunchStateMachineEventTests {
     @Test("a missed launch-phase deadline: timeout and terminate; the transaction waits for the exit, which answers nobody twice",
-          arguments: [LaunchPhase.launch, .willFinishLaunching, .didFinishLaunching])
-    func launchPhaseTimeout(phase: LaunchPhase) {
-        var m = machine()
+          arguments: [LaunchPhase.launch, .willFinishLaunching, .didFinishLaunching], bothModes)
+    func launchPhaseTimeout(phase: LaunchPhase, prewrites: Bool) {
+        var m = machine(prewrites: prewrites)
         _ = m.open(request(100), app: "a", now: 0)
         m.spawned(app: "a", pid: 42)
         var token: LaunchToken = 1
@@ -47,29 +47,34 @@ extension LaunchStateMachineEventTests {
         #expect(m.apps["a"] == nil)
     }
 
-    @Test("an open queued behind a timed-out launch waits for the exit, then launches afresh")
-    func queuedBehindTimeout() {
-        var m = machine()
+    @Test("an open queued behind a timed-out launch waits for the exit, then launches afresh", arguments: bothModes)
+    func queuedBehindTimeout(prewrites: Bool) {
+        var m = machine(prewrites: prewrites)
         _ = m.open(request(100), app: "a", now: 0)
         m.spawned(app: "a", pid: 42)
         #expect(m.open(request(101), app: "a", now: 1).isEmpty)
         let timeout = m.deadlinePassed(app: "a", token: 1, now: 10 * Self.second)
         #expect(timeout.count == 2)
-        #expect(!timeout.contains(.spawn(app: "a")), "no spawn while the old process is still alive")
+        #expect(!timeout.contains { if case .spawn = $0 { true } else { false } }, "no spawn while the old process is still alive")
         #expect(timeout.last == .terminate(app: "a", pid: 42, reason: .missedDeadline(.launch)))
         #expect(m.waitingRequests == [101])
-        #expect(m.exited(app: "a", status: .signaled(9), now: 10 * Self.second + 5) == [
+        // Written at spawn, the first launch took tokens 1-3 (launch and both methods): the
+        // relaunch begins at 4.
+        #expect(m.exited(app: "a", status: .signaled(9), now: 10 * Self.second + 5) == (prewrites ? [
+            .spawn(app: "a", prelude: LaunchStateMachine.LaunchPrelude(willFinishLaunching: 5, didFinishLaunching: 6, request: request(101))),
+            .armDeadline(app: "a", phase: .launch, token: 4, after: .seconds(10)),
+        ] : [
             .spawn(app: "a"),
             .armDeadline(app: "a", phase: .launch, token: 2, after: .seconds(10)),
-        ])
+        ]))
         #expect(m.state(of: "a") == .launching)
         #expect(m.pid(of: "a") == nil)
         #expect(m.waitingRequests == [101])
     }
 
-    @Test("a missed openURL deadline: timeout, then the hung app is terminated; a late answer is ignored")
-    func openURLTimeout() {
-        var m = machine()
+    @Test("a missed openURL deadline: timeout, then the hung app is terminated; a late answer is ignored", arguments: bothModes)
+    func openURLTimeout(prewrites: Bool) {
+        var m = machine(prewrites: prewrites)
         coldOpen(&m, app: "a", token: 100, pid: 42)
         _ = m.open(request(101), app: "a", now: 1_000)
         let late = 1_000 + 3 * Self.second
@@ -86,14 +91,14 @@ extension LaunchStateMachineEventTests {
         #expect(m.frontmost == nil)
         // The next open starts a fresh process instead of waiting on the hung one.
         #expect(m.open(request(102), app: "a", now: late + 3) == [
-            .spawn(app: "a"),
+            .spawn(app: "a", prelude: prewrites ? LaunchStateMachine.LaunchPrelude(willFinishLaunching: 7, didFinishLaunching: 8, request: request(102)) : nil),
             .armDeadline(app: "a", phase: .launch, token: 6, after: .seconds(10)),
         ])
     }
 
-    @Test("a missed openURL deadline on a cold open: launched, all four timings, terminated")
-    func openURLTimeoutCold() {
-        var m = machine()
+    @Test("a missed openURL deadline on a cold open: launched, all four timings, terminated", arguments: bothModes)
+    func openURLTimeoutCold(prewrites: Bool) {
+        var m = machine(prewrites: prewrites)
         _ = m.open(request(100), app: "a", now: 0)
         m.spawned(app: "a", pid: 42)
         _ = m.checkedIn(app: "a", now: 10)
@@ -108,9 +113,9 @@ extension LaunchStateMachineEventTests {
         ])
     }
 
-    @Test("opens queued behind a hung open wait for its exit, then start a fresh process")
-    func openURLTimeoutWithQueue() {
-        var m = machine()
+    @Test("opens queued behind a hung open wait for its exit, then start a fresh process", arguments: bothModes)
+    func openURLTimeoutWithQueue(prewrites: Bool) {
+        var m = machine(prewrites: prewrites)
         coldOpen(&m, app: "a", token: 100, pid: 42)
         _ = m.open(request(101), app: "a", now: 1_000)
         #expect(m.open(request(102), app: "a", now: 1_001).isEmpty)
@@ -119,15 +124,15 @@ extension LaunchStateMachineEventTests {
         #expect(actions.last == .terminate(app: "a", pid: 42, reason: .missedDeadline(.openURL)))
         #expect(m.waitingRequests == [102], "queued, not failed")
         #expect(m.exited(app: "a", status: .signaled(9), now: 1_000 + 3 * Self.second + 5) == [
-            .spawn(app: "a"),
+            .spawn(app: "a", prelude: prewrites ? LaunchStateMachine.LaunchPrelude(willFinishLaunching: 7, didFinishLaunching: 8, request: request(102)) : nil),
             .armDeadline(app: "a", phase: .launch, token: 6, after: .seconds(10)),
         ])
         #expect(m.waitingRequests == [102])
     }
 
-    @Test("timeout messages give sub-second deadlines in milliseconds")
-    func millisecondDeadline() {
-        var m = LaunchStateMachine(deadlines: PhaseDeadlines(openURL: .milliseconds(1500)))
+    @Test("timeout messages give sub-second deadlines in milliseconds", arguments: bothModes)
+    func millisecondDeadline(prewrites: Bool) {
+        var m = LaunchStateMachine(deadlines: PhaseDeadlines(openURL: .milliseconds(1500)), prewritesLaunchMethods: prewrites)
         #expect(m.deadlines.openURL == .milliseconds(1500))
         coldOpen(&m, app: "a", token: 100, pid: 42)
         let actions = m.open(request(101), app: "a", now: 1_000)

@@ -11,7 +11,18 @@ struct LaunchStateMachineEventTests {
     static let deadlines = PhaseDeadlines(launch: .seconds(10), willFinishLaunching: .seconds(5), didFinishLaunching: .seconds(4), openURL: .seconds(3))
     static let second: UInt64 = 1_000_000_000
 
-    func machine() -> LaunchStateMachine { LaunchStateMachine(deadlines: Self.deadlines) }
+    func machine(prewrites: Bool = false) -> LaunchStateMachine { LaunchStateMachine(deadlines: Self.deadlines, prewritesLaunchMethods: prewrites) }
+
+    /// Both ways a launch's launch methods reach the app: sent when each phase begins, or
+    /// written at spawn (`prewritesLaunchMethods`).
+    static let bothModes = [false, true]
+
+    /// The actions expected in a mode, from those of a machine that sends each launch method
+    /// when its phase begins: written at spawn, none is sent later; all else is the same.
+    func inMode(_ prewrites: Bool, _ actions: [Action]) -> [Action] {
+        guard prewrites else { return actions }
+        return actions.filter { if case .sendLaunchMethod = $0 { false } else { true } }
+    }
 
     func request(_ token: LaunchToken, _ url: String = "x:1") -> OpenRequest {
         OpenRequest(token: token, url: url, sourceApplication: "org.example.caller", annotation: .dictionary([("k", .integer(1))]))
@@ -21,11 +32,13 @@ struct LaunchStateMachineEventTests {
         PhaseTiming(phase: phase, nanoseconds: nanoseconds)
     }
 
-    /// The token of the last phase sent (launch method or delivery) among `actions`.
+    /// The token of the last phase begun (launch method or delivery) among `actions`: the
+    /// one sent, or, for a launch method written at spawn, the one its deadline was armed with.
     func sentToken(_ actions: [Action], sourceLocation: SourceLocation = #_sourceLocation) -> LaunchToken {
         for action in actions.reversed() {
             switch action {
             case .sendLaunchMethod(_, _, let token, _), .deliver(_, let token, _): return token
+            case .armDeadline(_, let phase, let token, _) where phase == .willFinishLaunching || phase == .didFinishLaunching: return token
             default: continue
             }
         }

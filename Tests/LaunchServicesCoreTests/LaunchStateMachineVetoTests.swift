@@ -3,20 +3,20 @@ import Testing
 
 /// `LaunchStateMachine`, exact actions. Vetoes and refusals: a launch method returning NO, an open returning NO, method none.
 extension LaunchStateMachineEventTests {
-    @Test("NO from willFinishLaunching: vetoed at once, didFinishLaunching still sent, no delivery, app ends active")
-    func vetoInWillFinish() {
-        var m = machine()
+    @Test("NO from willFinishLaunching: vetoed at once, didFinishLaunching still sent, no delivery, app ends active", arguments: bothModes)
+    func vetoInWillFinish(prewrites: Bool) {
+        var m = machine(prewrites: prewrites)
         let r = request(100)
         _ = m.open(r, app: "a", now: 0)
         m.spawned(app: "a", pid: 42)
         _ = m.checkedIn(app: "a", now: 100)
-        #expect(m.phaseCompleted(app: "a", token: 2, accepted: false, now: 300) == [
+        #expect(m.phaseCompleted(app: "a", token: 2, accepted: false, now: 300) == inMode(prewrites, [
             .reply(requestToken: 100, .failure(
                 OpenError(.vetoed, phase: .willFinishLaunching, "a refused to open x:1: willFinishLaunching returned NO"),
                 app: "a", launched: true, timings: [timing(.launch, 100), timing(.willFinishLaunching, 200)], launchState: .cold)),
             .armDeadline(app: "a", phase: .didFinishLaunching, token: 3, after: .seconds(4)),
             .sendLaunchMethod(app: "a", phase: .didFinishLaunching, token: 3, options: r),
-        ])
+        ]))
         #expect(m.waitingRequests.isEmpty, "the caller has its answer")
         #expect(m.apps["a"]?.pendingOpens == 1, "the launch still finishes")
         #expect(m.state(of: "a") == .launching)
@@ -28,9 +28,9 @@ extension LaunchStateMachineEventTests {
         #expect(m.apps["a"]?.currentPhase == nil)
     }
 
-    @Test("after a veto in willFinishLaunching, a NO from didFinishLaunching adds no second reply")
-    func vetoTwice() {
-        var m = machine()
+    @Test("after a veto in willFinishLaunching, a NO from didFinishLaunching adds no second reply", arguments: bothModes)
+    func vetoTwice(prewrites: Bool) {
+        var m = machine(prewrites: prewrites)
         _ = m.open(request(100), app: "a", now: 0)
         _ = m.checkedIn(app: "a", now: 1)
         _ = m.phaseCompleted(app: "a", token: 2, accepted: false, now: 2)
@@ -38,9 +38,9 @@ extension LaunchStateMachineEventTests {
         #expect(m.state(of: "a") == .active)
     }
 
-    @Test("a vetoed launch still takes the front from the previous app")
-    func vetoTakesFront() {
-        var m = machine()
+    @Test("a vetoed launch still takes the front from the previous app", arguments: bothModes)
+    func vetoTakesFront(prewrites: Bool) {
+        var m = machine(prewrites: prewrites)
         coldOpen(&m, app: "a", token: 100, pid: 42)
         _ = m.open(request(200), app: "b", now: 1_000)
         _ = m.checkedIn(app: "b", now: 1_001)
@@ -54,9 +54,9 @@ extension LaunchStateMachineEventTests {
         #expect(activeApps(m) == ["b"])
     }
 
-    @Test("NO from didFinishLaunching: vetoed naming that phase, then the app becomes active, nothing delivered")
-    func vetoInDidFinish() {
-        var m = machine()
+    @Test("NO from didFinishLaunching: vetoed naming that phase, then the app becomes active, nothing delivered", arguments: bothModes)
+    func vetoInDidFinish(prewrites: Bool) {
+        var m = machine(prewrites: prewrites)
         _ = m.open(request(100), app: "a", now: 0)
         m.spawned(app: "a", pid: 42)
         _ = m.checkedIn(app: "a", now: 100)
@@ -76,9 +76,10 @@ extension LaunchStateMachineEventTests {
     @Test("open returning NO on a warm open: notHandled, naming the delegate method", arguments: [
         (DeliveryMethod.open, "a did not handle x:1: open(url:sourceApplication:annotation:) returned NO"),
         (DeliveryMethod.handleOpen, "a did not handle x:1: handleOpen(url:) returned NO"),
-    ])
-    func notHandledWarm(method: DeliveryMethod, message: String) {
-        var m = machine()
+    ], bothModes)
+    func notHandledWarm(method: (DeliveryMethod, String), prewrites: Bool) {
+        let (method, message) = method
+        var m = machine(prewrites: prewrites)
         coldOpen(&m, app: "a", token: 100, pid: 42)
         _ = m.open(request(101), app: "a", now: 1_000)
         #expect(m.phaseCompleted(app: "a", token: 5, accepted: false, method: method, now: 1_015) == [
@@ -95,9 +96,9 @@ extension LaunchStateMachineEventTests {
         ])
     }
 
-    @Test("an app that implements no URL method still counts as opened, with method none: launching it was the point")
-    func neitherMethodOpens() {
-        var m = machine()
+    @Test("an app that implements no URL method still counts as opened, with method none: launching it was the point", arguments: bothModes)
+    func neitherMethodOpens(prewrites: Bool) {
+        var m = machine(prewrites: prewrites)
         coldOpen(&m, app: "a", token: 100, pid: 42)
         _ = m.open(request(101), app: "a", now: 1_000)
         #expect(m.phaseCompleted(app: "a", token: 5, accepted: false, method: DeliveryMethod.none, now: 1_001) == [
@@ -105,9 +106,9 @@ extension LaunchStateMachineEventTests {
         ])
     }
 
-    @Test("open returning NO on a cold open: notHandled with all four timings, launched")
-    func notHandledCold() {
-        var m = machine()
+    @Test("open returning NO on a cold open: notHandled with all four timings, launched", arguments: bothModes)
+    func notHandledCold(prewrites: Bool) {
+        var m = machine(prewrites: prewrites)
         _ = m.open(request(100), app: "a", now: 0)
         _ = m.checkedIn(app: "a", now: 10)
         _ = m.phaseCompleted(app: "a", token: 2, accepted: true, now: 30)

@@ -91,7 +91,7 @@ struct DaemonConfigurationFileTests {
     func unknownKey() throws {
         let (error, _) = try #require(try refusal(#"{"deadline": {"launch": 1}}"#))
         #expect(error.problem.hasPrefix("has unknown key 'deadline'; known keys: "), "\(error)")
-        #expect(error.problem.contains("appsFolders, backgroundGraceSeconds, callbackPolicy, connections, deadlines, desktopEntries, maximumFrameLength, maximumLiveApps, maximumOpensInFlightPerApp, maximumPendingOpensPerApp, pasteboard, shutdownGraceSeconds, watchAppsFolders"))
+        #expect(error.problem.contains("appsFolders, backgroundGraceSeconds, callbackPolicy, connections, deadlines, desktopEntries, maximumFrameLength, maximumLiveApps, maximumOpensInFlightPerApp, maximumPendingOpensPerApp, pasteboard, prewriteLaunchMethods, shutdownGraceSeconds, watchAppsFolders"))
     }
 
     @Test("an unknown deadline is refused, naming deadlines.KEY and the phases")
@@ -216,6 +216,15 @@ struct DaemonConfigurationFileTests {
             let (error, _) = try #require(try refusal(json))
             #expect(error.problem.contains(words), "\(error)")
         }
+    }
+
+    @Test("prewriteLaunchMethods: read (default true), a non-boolean named")
+    func prewriteLaunchMethods() throws {
+        #expect(try load("{}").config.prewriteLaunchMethods == true)
+        #expect(try load(#"{"prewriteLaunchMethods": false}"#).config.prewriteLaunchMethods == false)
+        #expect(try load(#"{"prewriteLaunchMethods": true}"#).config.prewriteLaunchMethods == true)
+        let (error, _) = try #require(try refusal(#"{"prewriteLaunchMethods": 1}"#))
+        #expect(error.problem.contains("prewriteLaunchMethods"), "\(error.problem)")
     }
 
     @Test("maximumOpensInFlightPerApp: read (default 16), bad values named")

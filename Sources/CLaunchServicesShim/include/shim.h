@@ -34,6 +34,10 @@ int ls_spawn_app(pid_t *pid, const char *path, char *const argv[], char *const e
 /// caller keeps its copies and closes them.
 int ls_spawn_app_output(pid_t *pid, const char *path, char *const argv[], char *const envp[], int child_fd, int out_fd, int err_fd);
 
+/// `ls_spawn_app_output`, also returning a pidfd for the child (close-on-exec), taken with
+/// the clone itself (CLONE_PIDFD) when `pidfd` is not NULL.
+int ls_spawn_app_pidfd(pid_t *pid, int *pidfd, const char *path, char *const argv[], char *const envp[], int child_fd, int out_fd, int err_fd);
+
 /// posix_spawn of `path` with `in_fd`, `out_fd` and `err_fd` as its stdin, stdout and stderr
 /// and every other descriptor closed (closefrom 3). Returns 0 and the pid, or an errno value.
 int ls_spawn_stdio(pid_t *pid, const char *path, char *const argv[], char *const envp[], int in_fd, int out_fd, int err_fd);

@@ -2,8 +2,9 @@
 /// (`TerminationReason`), so the daemon can act and say why without reading machine state.
 extension LaunchStateMachine {
     public enum Action: Sendable, Equatable {
-        /// Start the app's executable.
-        case spawn(app: String)
+        /// Start the app's executable. With a prelude (`prewritesLaunchMethods`), write the
+        /// welcome and both launch methods into its connection at once, before it says hello.
+        case spawn(app: String, prelude: LaunchPrelude? = nil)
         /// Send a launch method (`willFinishLaunching`/`didFinishLaunching`) and await its reply under `token`.
         case sendLaunchMethod(app: String, phase: LaunchPhase, token: LaunchToken, options: OpenRequest)
         /// Deliver the URL (`open` or `handleOpen`) and await the reply under `token`.
@@ -33,6 +34,33 @@ extension LaunchStateMachine {
         case quitEnded(app: String, step: QuitStep, status: ExitStatus)
     }
 
+
+    /// What a launched app finds waiting on its connection at spawn: the welcome, then
+    /// `launchMethod` `willFinishLaunching` and `didFinishLaunching` with `request`'s options,
+    /// under the tokens the launch reserved for them. Neither frame depends on an answer (the
+    /// second launch method is sent whatever the first answered), so both can be written
+    /// before the app runs, and only the delivery, which depends on both answers, still waits
+    /// for them: one daemon→app→daemon crossing after the hello instead of three.
+    public struct LaunchPrelude: Sendable, Equatable {
+        public var willFinishLaunching: LaunchToken
+        public var didFinishLaunching: LaunchToken
+        public var request: OpenRequest
+
+        public init(willFinishLaunching: LaunchToken, didFinishLaunching: LaunchToken, request: OpenRequest) {
+            self.willFinishLaunching = willFinishLaunching
+            self.didFinishLaunching = didFinishLaunching
+            self.request = request
+        }
+
+        /// The token reserved for a launch method's phase.
+        public func token(for phase: LaunchPhase) -> LaunchToken? {
+            switch phase {
+            case .willFinishLaunching: willFinishLaunching
+            case .didFinishLaunching: didFinishLaunching
+            case .launch, .openURL: nil
+            }
+        }
+    }
 
     /// Why the machine ends an app: each is a decision the machine made, so the daemon can
     /// say why without inspecting the machine's state.

@@ -14,6 +14,8 @@ extension LaunchStateMachine {
         /// Opens sent to the app and not yet answered by it (or cut short).
         public var opensInFlight: Int { inFlight.count }
         public var currentPhase: LaunchPhase? { inFlight.first?.phase }
+        /// The token of the oldest open's running phase: what its answer or deadline carries.
+        public var currentPhaseToken: LaunchToken? { inFlight.first?.phaseToken }
         /// When the app last came to the front or began an open: the LRU order of eviction.
         public internal(set) var lastUsed: UInt64 = 0
         /// The running grace timer's token (nil: none); a timer with another token is stale.
@@ -46,6 +48,8 @@ extension LaunchStateMachine {
         var phaseStarted: UInt64
         /// Where the open found the app; every answer carries it.
         var launchState: LaunchState = .cold
+        /// A launch whose launch methods were written at spawn: the tokens their phases take.
+        var prelude: LaunchPrelude?
         var timings: [PhaseTiming] = []
         /// Where the transaction stands with its caller: one value, not three flags that
         /// could disagree.

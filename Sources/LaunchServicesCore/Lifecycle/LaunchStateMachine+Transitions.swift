@@ -26,11 +26,16 @@ extension LaunchStateMachine {
             record.lifecycle = .background(pid: pid, grace: nil)
         }
         if record.state == .notRunning {
-            let tx = Transaction(request: request, phase: .launch, phaseToken: tokens.take(), phaseStarted: now, launchState: launchState)
+            var tx = Transaction(request: request, phase: .launch, phaseToken: tokens.take(), phaseStarted: now, launchState: launchState)
+            // Written at spawn, both launch methods take their tokens now, right after the
+            // launch's: the ids on the connection still increase.
+            if prewritesLaunchMethods {
+                tx.prelude = LaunchPrelude(willFinishLaunching: tokens.take(), didFinishLaunching: tokens.take(), request: request)
+            }
             record.lifecycle = .launching(pid: record.pid)
             record.inFlight = [tx]
             apps[app] = record
-            actions.append(.spawn(app: app))
+            actions.append(.spawn(app: app, prelude: tx.prelude))
             actions.append(armDeadline(app, tx))
             enforceLiveLimit(into: &actions)
         } else {
@@ -61,12 +66,26 @@ extension LaunchStateMachine {
         return record.inFlight.allSatisfy { $0.phase == .openURL && !$0.terminating }
     }
 
-    /// Moves `tx` to its next phase, under a fresh token, with the phase's deadline armed.
-    mutating func enter(_ phase: LaunchPhase, _ tx: inout Transaction, app: String, now: UInt64, into actions: inout [Action]) {
+    /// Moves `tx` to its next phase, under a fresh token (or the one reserved for it), with
+    /// the phase's deadline armed.
+    mutating func enter(_ phase: LaunchPhase, _ tx: inout Transaction, token: LaunchToken? = nil, app: String, now: UInt64, into actions: inout [Action]) {
         tx.phase = phase
-        tx.phaseToken = tokens.take()
+        tx.phaseToken = token ?? tokens.take()
         tx.phaseStarted = now
         actions.append(armDeadline(app, tx))
+    }
+
+    /// Enters a launch method's phase. Written at spawn, it is already on the app's
+    /// connection and only its clock and deadline start: the app could begin on it only now
+    /// (after its hello, or its answer to the method before), the rule deliveries follow too.
+    /// Otherwise it is sent now.
+    mutating func enterLaunchMethod(_ phase: LaunchPhase, _ tx: inout Transaction, app: String, now: UInt64, into actions: inout [Action]) {
+        if let reserved = tx.prelude?.token(for: phase) {
+            enter(phase, &tx, token: reserved, app: app, now: now, into: &actions)
+        } else {
+            enter(phase, &tx, app: app, now: now, into: &actions)
+            actions.append(.sendLaunchMethod(app: app, phase: phase, token: tx.phaseToken, options: tx.request))
+        }
     }
 
     /// The deadline of the phase `tx` is in, in full from now.

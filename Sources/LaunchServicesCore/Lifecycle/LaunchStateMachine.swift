@@ -17,6 +17,11 @@ public struct LaunchStateMachine: Sendable {
     /// Deliveries one launched app may have outstanding at once (at least 1). The machine's
     /// own default is 1, one open at a time; the daemon passes its configured window.
     public let maximumOpensInFlight: Int
+    /// Whether a launch writes both launch methods into the app's connection at spawn (a
+    /// `LaunchPrelude`) instead of sending each when its phase begins. The phases, their
+    /// order, deadlines, timings and vetoes are the same either way; the daemon's default is
+    /// on, the machine's own off (the tests of the sent frames read as the protocol's §5.2).
+    public let prewritesLaunchMethods: Bool
     public internal(set) var apps: [String: AppRecord] = [:]
     public internal(set) var frontmost: String?
     /// The daemon is stopping: no open is started, nothing is suspended, a lost connection
@@ -26,10 +31,12 @@ public struct LaunchStateMachine: Sendable {
     /// token names one thing.
     var tokens = LaunchToken.Counter()
 
-    public init(deadlines: PhaseDeadlines = PhaseDeadlines(), background: BackgroundPolicy = BackgroundPolicy(), maximumOpensInFlight: Int = 1) {
+    public init(deadlines: PhaseDeadlines = PhaseDeadlines(), background: BackgroundPolicy = BackgroundPolicy(), maximumOpensInFlight: Int = 1,
+                prewritesLaunchMethods: Bool = false) {
         self.deadlines = deadlines
         self.background = background
         self.maximumOpensInFlight = max(1, maximumOpensInFlight)
+        self.prewritesLaunchMethods = prewritesLaunchMethods
     }
 
     public func state(of app: String) -> AppState { apps[app]?.state ?? .notRunning }
@@ -40,6 +47,17 @@ public struct LaunchStateMachine: Sendable {
         apps[app]?.inFlight.contains { $0.isCurrent(token) } ?? false
     }
     public func pid(of app: String) -> Int32? { apps[app]?.pid }
+
+    /// Whether exactly `count` apps are not `notRunning` and each satisfies `check`: what
+    /// `running` would say, asked after every event without building it.
+    public func running(count: Int, all check: (String, AppRecord) -> Bool) -> Bool {
+        var seen = 0
+        for (app, record) in apps where record.state != .notRunning {
+            seen += 1
+            guard seen <= count, check(app, record) else { return false }
+        }
+        return seen == count
+    }
 
     /// The apps that are not `notRunning`.
     public var running: [(app: String, record: AppRecord)] {
@@ -116,13 +134,13 @@ public struct LaunchStateMachine: Sendable {
         return actions
     }
 
-    /// The app connected and said hello: launch proper begins.
+    /// The app connected and said hello: launch proper begins. Its `willFinishLaunching` is
+    /// sent now, or was written at spawn (then only its deadline starts).
     public mutating func checkedIn(app: String, now: UInt64) -> [Action] {
         guard var record = apps[app], var tx = record.inFlight.first, tx.phase == .launch, !tx.terminating, record.state == .launching else { return [] }
         var actions: [Action] = []
         close(&tx, now: now)
-        enter(.willFinishLaunching, &tx, app: app, now: now, into: &actions)
-        actions.append(.sendLaunchMethod(app: app, phase: .willFinishLaunching, token: tx.phaseToken, options: tx.request))
+        enterLaunchMethod(.willFinishLaunching, &tx, app: app, now: now, into: &actions)
         record.inFlight[0] = tx
         apps[app] = record
         return actions
@@ -148,8 +166,7 @@ public struct LaunchStateMachine: Sendable {
                 }
             }
             if tx.phase == .willFinishLaunching {
-                enter(.didFinishLaunching, &tx, app: app, now: now, into: &actions)
-                actions.append(.sendLaunchMethod(app: app, phase: .didFinishLaunching, token: tx.phaseToken, options: tx.request))
+                enterLaunchMethod(.didFinishLaunching, &tx, app: app, now: now, into: &actions)
                 record.inFlight[index] = tx
                 apps[app] = record
                 return actions

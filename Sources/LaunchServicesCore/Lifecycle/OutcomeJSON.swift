@@ -1,6 +1,6 @@
 /// The one JSON object `lsopen --json` prints for an open. It lives in the core because the
-/// daemon's D-Bus `Open` answers with the same object, read as D-Bus values
-/// (`BusReplyValue.init(json:…)` in the daemon), so the two answers cannot drift apart.
+/// daemon's D-Bus `Open` answers with the same object as values (`entries`, held equal to
+/// reading `render`'s text by a test), so the two answers cannot drift apart.
 public enum OutcomeJSON {
     /// `waitNanoseconds`: the wait as the caller saw it; `fellBackFrom`: the URL no app
     /// handled, when this is the `--fallback` open.
@@ -35,6 +35,42 @@ public enum OutcomeJSON {
             fields.append("\"error\":{" + e.joined(separator: ",") + "}")
         }
         return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// The same object as `render`'s, as values, key for key and in the same order, each value
+    /// what reading `render`'s text gives (`PropertyListJSON.parse`, nulls left out): the
+    /// D-Bus `Open` answers with it without writing JSON and reading it back. A test compares
+    /// the two on generated outcomes.
+    public static func entries(_ outcome: OpenOutcome, url: String, fellBackFrom: String? = nil) -> [(String, PropertyListValue)] {
+        var fields: [(String, PropertyListValue)] = [("opened", .boolean(outcome.opened)), ("url", .string(url))]
+        fields.reserveCapacity(10)
+        if let from = fellBackFrom { fields.append(("fallbackFrom", .string(from))) }
+        if let app = outcome.app { fields.append(("app", .string(app))) }
+        if let kind = outcome.handlerKind { fields.append(("kind", .string(kind.rawValue))) }
+        if let desktop = outcome.desktop {
+            if let app = outcome.app { fields.append(("desktopID", .string(app))) }
+            fields.append(("outcome", .string(desktop.kind.rawValue)))
+            if let pid = desktop.pid { fields.append(("pid", .integer(Int64(pid)))) }
+            switch desktop.exitStatus {
+            case .exited(let status)?: fields.append(("exitStatus", .integer(Int64(status))))
+            case .signaled(let signal)?: fields.append(("signal", .integer(Int64(signal))))
+            case nil: break
+            }
+            if !desktop.stderrTail.isEmpty { fields.append(("stderr", .array(desktop.stderrTail.map { .string($0) }))) }
+        }
+        fields.append(("launched", .boolean(outcome.launched)))
+        if let state = outcome.launchState { fields.append(("launchState", .string(state.rawValue))) }
+        if let method = outcome.method { fields.append(("method", .string(method.rawValue))) }
+        if !outcome.timings.isEmpty {
+            fields.append(("phasesMs", .dictionary(outcome.timings.map { ($0.phase.rawValue, .real(Milliseconds.value($0.nanoseconds))) })))
+        }
+        if let total = outcome.totalNanoseconds { fields.append(("totalMs", .real(Milliseconds.value(total)))) }
+        if let error = outcome.error {
+            var e: [(String, PropertyListValue)] = [("code", .string(error.code.rawValue)), ("message", .string(error.message))]
+            if let phase = error.phase { e.append(("phase", .string(phase.rawValue))) }
+            fields.append(("error", .dictionary(e)))
+        }
+        return fields
     }
 
     /// The text report's parenthesis: how the app was found, each phase, the daemon's total

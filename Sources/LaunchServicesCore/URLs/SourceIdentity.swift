@@ -21,4 +21,14 @@ public enum Milliseconds {
         let fraction = String(rounded % scale)
         return "\(rounded / scale)." + String(repeating: "0", count: places - fraction.count) + fraction
     }
+
+    /// The number `text` writes, as the double reading that text gives: the quotient of two
+    /// exact integers rounds to the same nearest double as the decimal it is written as.
+    public static func value(_ ns: UInt64, decimals: Int = 3) -> Double {
+        let places = min(max(decimals, 0), 6)
+        var scale: UInt64 = 1
+        for _ in 0..<places { scale *= 10 }
+        let unit = 1_000_000 / scale
+        return Double((ns + unit / 2) / unit) / Double(scale)
+    }
 }

@@ -1,4 +1,5 @@
 import LaunchServicesCore
+import LaunchServicesProtocol
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -47,6 +48,11 @@ final class ClientConnection {
     var checkingIn = false
     /// Disconnected for leaving too many reply bytes unread; nothing more is written.
     var overflowed = false
+    /// An in-process peer (a D-Bus caller, `DBusCaller`) takes what the daemon sends it as
+    /// values, not bytes: `ConnectionTable.send` hands each envelope here instead of encoding
+    /// it into the channel. Its channel still stands for the connection (its identity, its
+    /// refusals, its close).
+    var receive: ((Envelope) -> Void)?
 
     init(channel: Channel, kind: Kind, identity: String) {
         self.channel = channel

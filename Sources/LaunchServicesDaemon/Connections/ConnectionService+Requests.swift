@@ -80,7 +80,10 @@ extension ConnectionService {
             connections.send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: connection.identity)), to: connection)
         case (.app(let id), .app):
             connection.greeted = true
-            connections.send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: id)), to: connection)
+            // A launch whose launch methods were written at spawn wrote the welcome first.
+            if !lifecycle.welcomedAtSpawn(id) {
+                connections.send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: id)), to: connection)
+            }
             lifecycle.event { $0.checkedIn(app: id, now: $1) }
         case (.socket, .app) where bundlePath != nil && connection.descendsFromApp:
             connection.closing = true

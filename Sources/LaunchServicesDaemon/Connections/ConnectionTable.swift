@@ -55,6 +55,9 @@ final class ConnectionTable {
 
     func contains(_ connection: ClientConnection) -> Bool { all[ObjectIdentifier(connection.channel)] != nil }
 
+    /// The connection whose channel is `channel` (an in-process peer finds its own).
+    func connection(on channel: Channel) -> ClientConnection? { all[ObjectIdentifier(channel)] }
+
     func add(_ connection: ClientConnection) {
         all[ObjectIdentifier(connection.channel)] = connection
         if let holder = connection.holder { shares.add(holder) }
@@ -94,10 +97,18 @@ final class ConnectionTable {
     /// requests above `ConnectionLimits.stopReadingAboveBytes`) and, once more than
     /// `maximumQueuedOutputBytes` wait for it, disconnected: its replies are dropped.
     func send(_ envelope: Envelope, to connection: ClientConnection) {
+        if let receive = connection.receive {
+            // In process: nothing queues, so there is nothing to pace or to flush.
+            return receive(envelope)
+        }
         let channel = connection.channel
         guard !connection.overflowed else { return }
         let cap = limits.maximumQueuedOutputBytes
-        if let queued = try? channel.syncOptions?.getOption(.bufferedWritableBytes), queued > cap {
+        // A writable channel holds at most its high water mark (1 MiB on the socket, NIO's
+        // 64 KiB on an app's), below any cap the configuration file allows (2 MiB or more):
+        // then only an unwritable one is asked how much it holds, which costs an option
+        // lookup by type on every frame.
+        if cap < ConnectionLimits.stopReadingAboveBytes || !channel.isWritable, let queued = try? channel.syncOptions?.getOption(.bufferedWritableBytes), queued > cap {
             connection.overflowed = true
             connection.closing = true
             limitReached(.queuedOutput, "\(connection.identity) (pid \(connection.peerPID.map { "\($0)" } ?? "-")) left \(queued) bytes of replies unread; disconnected")

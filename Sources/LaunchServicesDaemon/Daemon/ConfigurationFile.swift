@@ -49,6 +49,7 @@ extension DaemonConfiguration {
         var backgroundGraceSeconds: Double?
         var maximumLiveApps: Int?
         var maximumOpensInFlightPerApp: Int?
+        var prewriteLaunchMethods: Bool?
         var watchAppsFolders: Bool?
         var appLogs: AppLogs?
         var desktopEntries: DesktopEntries?

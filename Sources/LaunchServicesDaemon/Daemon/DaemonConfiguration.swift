@@ -22,6 +22,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// at a time would cap an app at one open per daemon→app→daemon round trip; a window
     /// lets the daemon forward the next while the app works, as a bus forwards calls.
     public var maximumOpensInFlightPerApp = 16
+    /// Whether a launched app finds its welcome and both launch methods on its connection at
+    /// spawn, so one daemon→app→daemon crossing follows its hello instead of three (the
+    /// same frames in the same order). Off: each is sent when its phase begins, for a
+    /// runtime that reads its connection before it says hello (a protocol violation).
+    public var prewriteLaunchMethods = true
     /// What happens to a callback that would not return to its caller.
     public var callbackPolicy: CallbackPolicy = .refuse
     /// How much the pasteboards may hold.
@@ -106,6 +111,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             config.background.suspendAfter = grace == 0 ? nil : try seconds(grace, "backgroundGraceSeconds", .seconds(30))
         }
         if let watch = file.watchAppsFolders { config.watchAppsFolders = watch }
+        if let prewrite = file.prewriteLaunchMethods { config.prewriteLaunchMethods = prewrite }
         if let live = file.maximumLiveApps {
             guard live >= 1, live <= 10_000 else { throw ConfigurationError(path: path, problem: "maximumLiveApps is \(live); give 1 to 10000") }
             config.background.maximumLiveApps = live

@@ -39,9 +39,9 @@ final class ActionExecutor {
     private let registry: RegistryService
     /// Where each open's answer is written.
     private let records: OpenRecords
-    /// Deadline timers by the phase token they guard, and each app's tokens (to drop the
-    /// timers of phases that are over, and every timer of an app that exited).
-    private var deadlineTasks: [LaunchToken: Scheduled<Void>] = [:]
+    /// Deadlines by the phase token they guard (one loop timer for all), and each app's
+    /// tokens (to drop the deadlines of phases that are over, and every one of an app that exited).
+    private let deadlines: DeadlineTimer
     private var deadlineTokens: [String: [LaunchToken]] = [:]
     /// What is left to do after the list being carried out: feedback for the machine, and
     /// any list that arrived meanwhile. At most one feedback per action carried out.
@@ -50,6 +50,9 @@ final class ActionExecutor {
     private var draining = false
     private var graceTasks: [String: Scheduled<Void>] = [:]
     private var quitTasks: [String: Scheduled<Void>] = [:]
+    /// Apps whose running process was handed its welcome in a prelude at spawn: its hello
+    /// is not answered with another.
+    private var welcomedAtSpawn: Set<String> = []
     /// `lsctl quit` callers by app, answered when the machine says the quit ended.
     var quitWaiters: [String: [QuitWaiter]] = [:]
     /// Set by `AppLifecycle`, which owns this executor: where feedback goes (to the
@@ -68,6 +71,8 @@ final class ActionExecutor {
         self.connections = connections
         self.registry = registry
         self.records = records
+        deadlines = DeadlineTimer(loop: loop)
+        deadlines.passed = { [unowned self] in deadlinePassed(app: $0, token: $1) }
     }
 
     private enum Pending {
@@ -125,8 +130,8 @@ final class ActionExecutor {
         defer { carryingOut = false }
         for action in actions {
             switch action {
-            case .spawn(let app):
-                spawn(app)
+            case .spawn(let app, let prelude):
+                spawn(app, prelude: prelude)
             case .sendLaunchMethod(let app, let phase, let token, let request):
                 // The phase's token is the frame's request id; the app's phaseResult carries it back.
                 connections.send(Envelope(id: token.value, .launchMethod(phase, Delivery(request))), toApp: app)
@@ -181,23 +186,29 @@ final class ActionExecutor {
         var tokens = deadlineTokens[app] ?? []
         tokens.removeAll { old in
             guard old == token || !phaseIsRunning(app, old) else { return false }
-            deadlineTasks.removeValue(forKey: old)?.cancel()
+            deadlines.cancel(old)
             return true
         }
         tokens.append(token)
         deadlineTokens[app] = tokens
-        deadlineTasks[token] = loop.assumeIsolated().scheduleTask(in: TimeAmount(after)) { [self] in
-            deadlineTasks[token] = nil
-            deadlineTokens[app]?.removeAll { $0 == token }
-            if deadlineTokens[app]?.isEmpty == true { deadlineTokens[app] = nil }
-            report(.deadlinePassed(app: app, token: token))
-        }
+        deadlines.arm(token, app: app, after: after)
     }
+
+    /// A phase's deadline passed (`DeadlineTimer`): the machine decides what it means.
+    private func deadlinePassed(app: String, token: LaunchToken) {
+        deadlineTokens[app]?.removeAll { $0 == token }
+        if deadlineTokens[app]?.isEmpty == true { deadlineTokens[app] = nil }
+        report(.deadlinePassed(app: app, token: token))
+    }
+
+    /// Whether `app`'s process found its welcome on its connection at spawn (a prelude).
+    func welcomed(_ app: String) -> Bool { welcomedAtSpawn.contains(app) }
 
     /// Stops the timers of an app that exited.
     func forget(_ app: String) {
+        welcomedAtSpawn.remove(app)
         for token in deadlineTokens.removeValue(forKey: app) ?? [] {
-            deadlineTasks.removeValue(forKey: token)?.cancel()
+            deadlines.cancel(token)
         }
         graceTasks.removeValue(forKey: app)?.cancel()
         quitTasks.removeValue(forKey: app)?.cancel()
@@ -222,7 +233,7 @@ final class ActionExecutor {
         }
     }
 
-    private func spawn(_ app: String) {
+    private func spawn(_ app: String, prelude: LaunchStateMachine.LaunchPrelude?) {
         guard let bundle = registry.registry.apps[app] else {
             report(.spawnFailed(app: app, reason: "it is no longer registered"))
             return
@@ -237,12 +248,30 @@ final class ActionExecutor {
         }
         report(.spawned(app: app, pid: process.pid))
         logger.debug("spawned \(app) (pid \(process.pid))", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])
+        if prelude != nil { welcomedAtSpawn.insert(app) } else { welcomedAtSpawn.remove(app) }
         let table = NIOLoopBound(connections, eventLoop: loop)
-        process.connect(on: loop) { channel in table.value.installPipeline(on: channel, kind: .app(app)) }
-            .whenFailure { [logger] error in
-                logger.error("could not adopt \(app)'s connection: \(error)", metadata: ["bundle_id": "\(app)"])
-                process.signal(SIGKILL)
-            }
+        let connected = process.connect(on: loop) { channel in table.value.installPipeline(on: channel, kind: .app(app)) }
+        connected.whenFailure { [logger] error in
+            logger.error("could not adopt \(app)'s connection: \(error)", metadata: ["bundle_id": "\(app)"])
+            process.signal(SIGKILL)
+        }
+        // Adopting a connected socket completes on the loop, within this call: the prelude
+        // is the connection's first write, made while the app is still starting.
+        if let prelude {
+            connected.assumeIsolated().whenSuccess { [self] _ in writePrelude(prelude, to: app) }
+        }
+    }
+
+    /// The welcome and both launch methods, in one write, before the app's hello. NIO keeps
+    /// what the socket does not take yet (an annotation near the frame limit goes twice)
+    /// and writes it as the app reads; nothing else is written to the app before it has
+    /// answered both, so the order on the connection is the protocol's.
+    private func writePrelude(_ prelude: LaunchStateMachine.LaunchPrelude, to app: String) {
+        let delivery = Delivery(prelude.request)
+        connections.send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: app)), toApp: app)
+        connections.send(Envelope(id: prelude.willFinishLaunching.value, .launchMethod(.willFinishLaunching, delivery)), toApp: app)
+        connections.send(Envelope(id: prelude.didFinishLaunching.value, .launchMethod(.didFinishLaunching, delivery)), toApp: app)
+        connections.flush()
     }
 }
 

@@ -32,7 +32,8 @@ final class AppLifecycle {
         self.connections = connections
         self.registry = registry
         machine = LaunchStateMachine(deadlines: configuration.deadlines, background: configuration.background,
-                                     maximumOpensInFlight: configuration.maximumOpensInFlightPerApp)
+                                     maximumOpensInFlight: configuration.maximumOpensInFlightPerApp,
+                                     prewritesLaunchMethods: configuration.prewriteLaunchMethods)
         executor = ActionExecutor(loop: loop, logger: logger, configuration: configuration, supervisor: supervisor, connections: connections,
                                   registry: registry, records: records)
         executor.feedback = { [unowned self] in handle($0) }
@@ -53,11 +54,20 @@ final class AppLifecycle {
     /// Every app whose state or pid differs from the last report; an app no longer running
     /// is reported `notRunning` with no pid.
     private func reportStates(to observer: (String, String, Int32?) -> Void) {
+        // Most events (each open to a running app) change no app's state: found without
+        // building anything, since this runs after every event while on a session bus.
+        guard statesChanged else { return }
         let states = Self.states(of: machine)
-        guard states != lastStates else { return }
         for (app, now) in states.sorted(by: { $0.key < $1.key }) where lastStates[app] != now { observer(app, now.state, now.pid) }
         for app in lastStates.keys.sorted() where states[app] == nil { observer(app, AppState.notRunning.rawValue, nil) }
         lastStates = states
+    }
+
+    private var statesChanged: Bool {
+        !machine.running(count: lastStates.count) { app, record in
+            guard let last = lastStates[app] else { return false }
+            return last.pid == record.pid && last.state == record.state.rawValue
+        }
     }
 
     private static func states(of machine: LaunchStateMachine) -> [String: AppStateSnapshot] {
@@ -65,6 +75,10 @@ final class AppLifecycle {
         for (app, record) in machine.running { states[app] = AppStateSnapshot(state: record.state.rawValue, pid: record.pid) }
         return states
     }
+
+    /// Whether `app`'s process was handed its welcome at spawn, with its launch methods: its
+    /// hello then gets no second one.
+    func welcomedAtSpawn(_ app: String) -> Bool { executor.welcomed(app) }
 
     /// Runs `work` once the action list being carried out is done (now, if none is).
     func afterCurrentActions(_ work: @escaping () -> Void) {

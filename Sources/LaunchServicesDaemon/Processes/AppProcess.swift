@@ -63,6 +63,8 @@ public final class AppProcess: LaunchedProcess, Sendable {
 public struct AppLauncher: AppLaunching {
     /// The daemon's environment, computed once; each spawn adds the app's own variables.
     let baseEnvironment: [String]
+    /// The same as C strings, made once: a spawn copies only the app's own five.
+    private let baseStrings: CStringArray
     let socketPath: String
     /// Where each app's stdout and stderr go; `nil`: the daemon's own.
     let output: AppOutput?
@@ -71,6 +73,7 @@ public struct AppLauncher: AppLaunching {
         self.output = output
         let ours: Set<String> = ["LAUNCHSERVICES_APP_FD", "LAUNCHSERVICES_DAEMON_PID", "LAUNCHSERVICES_BUNDLE_ID", "LAUNCHSERVICES_BUNDLE_PATH", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"]
         baseEnvironment = environment.filter { !ours.contains($0.key) && $0.key != "LAUNCHSERVICES_SOCKET" }.map { "\($0.key)=\($0.value)" }
+        baseStrings = CStringArray(baseEnvironment)
         self.socketPath = socketPath
     }
 
@@ -108,7 +111,7 @@ public struct AppLauncher: AppLaunching {
         let daemonEnd = fds[0]
         let appEnd = fds[1]
         let path = bundle.executablePath
-        let environment = baseEnvironment + [
+        let own = [
             "LAUNCHSERVICES_APP_FD=3",
             "LAUNCHSERVICES_DAEMON_PID=\(getpid())",
             "LAUNCHSERVICES_BUNDLE_ID=\(bundle.id)",
@@ -116,10 +119,11 @@ public struct AppLauncher: AppLaunching {
             "LAUNCHSERVICES_SOCKET=\(socketPath)",
         ]
         var pid: pid_t = 0
+        var pidfd: Int32 = -1
         let prepared = output?.prepare(bundleID: bundle.id)
         let rc = withCStrings([path]) { argv in
-            withCStrings(environment) { envp in
-                ls_spawn_app_output(&pid, path, argv, envp, appEnd, prepared?.stdout ?? -1, prepared?.stderr ?? -1)
+            baseStrings.with(own) { envp in
+                ls_spawn_app_pidfd(&pid, &pidfd, path, argv, envp, appEnd, prepared?.stdout ?? -1, prepared?.stderr ?? -1)
             }
         }
         close(appEnd)
@@ -128,17 +132,28 @@ public struct AppLauncher: AppLaunching {
             close(daemonEnd)
             throw SpawnError(description: "\(path): \(String(cString: strerror(rc)))")
         }
-        let pidfd = ls_pidfd_open(pid)
-        guard pidfd >= 0 else {
-            let code = errno
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-            close(daemonEnd)
-            drain?.finish()
-            throw SpawnError(description: "pidfd_open failed: \(String(cString: strerror(code)))")
-        }
         return AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd, channelFD: daemonEnd, output: drain)
+    }
+}
+
+/// C strings made once and kept (the daemon's environment for every app it spawns), with
+/// a NULL-terminated `char *[]` of them plus a few more for one call.
+final class CStringArray: Sendable {
+    // Written once in init, freed in deinit; only read between.
+    nonisolated(unsafe) private let pointers: [UnsafeMutablePointer<CChar>?]
+
+    init(_ strings: [String]) {
+        pointers = strings.map { strdup($0) }
+    }
+
+    deinit { pointers.forEach { free($0) } }
+
+    /// These strings, then `more`, then NULL, for the duration of `body`.
+    func with<R>(_ more: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+        let extra = more.map { strdup($0) }
+        defer { extra.forEach { free($0) } }
+        let all = pointers + extra + [nil]
+        return all.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 }
 

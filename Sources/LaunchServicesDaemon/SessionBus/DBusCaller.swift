@@ -10,11 +10,15 @@ import NIOPosix
 /// daemon end is served like any socket connection, with the sender's credentials from the
 /// bus (`GetConnectionCredentials`) standing in for `SO_PEERCRED`, so the socket's rules
 /// decide who it is and what it may hold (`ConnectionService.connectionOpened`: another uid
-/// refused, an app or its child speaking as that app, the connection shares). Its own end, on
-/// the loop, speaks the protocol like `lsopen` and `lsctl`: `org.freedesktop.Application`'s
-/// `Open` is one `open` per URL, answered when each of its URLs is; each method of the
-/// project's interface is one request (`open`, `canOpen`, `query`, `command`), its answer
-/// carried back as D-Bus values. Confined to the loop.
+/// refused, an app or its child speaking as that app, the connection shares). Once accepted,
+/// no bytes cross the pair: the caller hands its requests to the connections room as values
+/// (`ConnectionEvents.received`, as if read from the socket) and the daemon's answers come
+/// back as values (`ClientConnection.receive`), which saves a frame written and read each
+/// way per call. The pair still carries a refusal (read by `DBusPeerHandler`) and ends the
+/// connection when either side closes. The requests are the protocol's, like `lsopen`'s
+/// and `lsctl`'s: `org.freedesktop.Application`'s `Open` is one `open` per URL, answered
+/// when each of its URLs is; each method of the project's interface is one request (`open`,
+/// `canOpen`, `query`, `command`), its answer carried back as D-Bus values. Confined to the loop.
 final class DBusCaller {
     /// An `org.freedesktop.Application.Open` waiting for its URLs' answers.
     private struct Call {
@@ -41,15 +45,19 @@ final class DBusCaller {
     }
 
     private enum Stage {
-        /// Asking the bus who the sender is; the calls' requests wait (in order).
+        /// Asking the bus who the sender is, or waiting for the daemon to accept the
+        /// connection; the calls' requests wait (in order).
         case identifying([Envelope])
-        case ready(Channel)
+        /// Accepted: `connection` is the daemon's side of the pair.
+        case ready(ClientConnection)
         case ended
     }
 
     let sender: String
     private unowned let service: SessionBusService
     private var stage = Stage.identifying([])
+    /// The caller's end of the pair, once made: closed when the caller ends.
+    private var peer: Channel?
     private var calls: [UInt64: Call] = [:]
     /// Calls of the project's interface, each waiting for its one request.
     private var singles: Set<UInt64> = []
@@ -74,7 +82,7 @@ final class DBusCaller {
         let call = DBusMethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                                   member: "GetConnectionCredentials", arguments: [.string(sender)])
         service.bus.call(call, deadline: service.settings.credentialsDeadline, on: service.loop) { [self] result in
-            guard case .identifying(let queued) = stage else { return }
+            guard case .identifying = stage else { return }
             switch result {
             case .failure(let failure):
                 end(OpenError(.unavailable, "launchservicesd cannot ask the session bus who \(sender) is: \(failure)"))
@@ -82,7 +90,7 @@ final class DBusCaller {
                 guard let pid = reply.unsignedEntries["ProcessID"], let uid = reply.unsignedEntries["UnixUserID"], let pid32 = Int32(exactly: pid) else {
                     return end(OpenError(.notPermitted, "the session bus did not say which process and user \(sender) is (GetConnectionCredentials has no ProcessID or UnixUserID); launchservicesd answers only callers it can identify"))
                 }
-                connect(as: PeerCredentials(pid: pid32, uid: uid), sending: queued)
+                connect(as: PeerCredentials(pid: pid32, uid: uid))
             }
         }
     }
@@ -90,11 +98,14 @@ final class DBusCaller {
     /// `Open(uris)`: one open per URL, answered together.
     func open(_ uris: [String], call id: UInt64) {
         guard case .ended = stage else {
-            calls[id] = Call(remaining: uris.count)
             var envelopes: [Envelope] = []
-            for (index, uri) in uris.enumerated() {
-                envelopes.append(Envelope(id: register(.uri(call: id, index: index)), .open(url: uri, annotation: nil)))
+            for uri in uris {
+                let message = Message.open(url: uri, annotation: nil)
+                if let error = oversized(message, url: uri, annotated: false) { return service.answer(id, error: error) }
+                envelopes.append(Envelope(id: 0, message))
             }
+            calls[id] = Call(remaining: uris.count)
+            for index in envelopes.indices { envelopes[index].id = register(.uri(call: id, index: index)) }
             send(envelopes)
             return
         }
@@ -102,7 +113,8 @@ final class DBusCaller {
     }
 
     /// A method of the project's interface: one request, answered by `answered(_:_:)`.
-    private func request(_ message: Message, _ pending: Pending, call id: UInt64) {
+    private func request(_ message: Message, _ pending: Pending, call id: UInt64, url: String? = nil, annotated: Bool = false) {
+        if let url, let error = oversized(message, url: url, annotated: annotated) { return service.answer(id, error: error) }
         guard case .ended = stage else {
             singles.insert(id)
             send([Envelope(id: register(pending), message)])
@@ -113,11 +125,21 @@ final class DBusCaller {
 
     /// `Open(s url, a{sv} options)`.
     func open(_ url: String, options: BusOpenOptions, call id: UInt64) {
-        request(.open(url: url, annotation: options.annotation, options: options.options), .open(call: id, url: url, options: options, fellBackFrom: nil), call: id)
+        if let fallback = options.fallback,
+           let error = oversized(.open(url: fallback, annotation: options.annotation, options: options.options), url: fallback, annotated: options.annotation != nil) {
+            return service.answer(id, error: error)
+        }
+        request(.open(url: url, annotation: options.annotation, options: options.options), .open(call: id, url: url, options: options, fellBackFrom: nil), call: id,
+                url: url, annotated: options.annotation != nil)
     }
 
     func canOpen(_ url: String, call id: UInt64) {
-        request(.canOpen(url: url), .canOpen(call: id), call: id)
+        request(.canOpen(url: url), .canOpen(call: id), call: id, url: url)
+    }
+
+    /// `Explain(s url)`.
+    func explain(_ url: String, call id: UInt64) {
+        request(AdminCommand.explain(url: url).message, .report(call: id, shape: .dictionary), call: id, url: url)
     }
 
     /// A query or command whose JSON report is the answer, in `shape`.
@@ -135,15 +157,31 @@ final class DBusCaller {
         switch stage {
         case .identifying(let queued):
             stage = .identifying(queued + envelopes)
-        case .ready(let channel):
-            for envelope in envelopes { channel.write(channel.allocator.buffer(bytes: Frame.encode(envelope)), promise: nil) }
-            channel.flush()
+        case .ready(let connection):
+            guard let events = service.connections.events else {
+                return end(OpenError(.unavailable, "launchservicesd is stopping; it cannot answer \(sender)"))
+            }
+            for envelope in envelopes { events.received(envelope, from: connection) }
+            // What the requests sent on (an open to its app) goes out at the end of the tick,
+            // as after a batch of reads from a socket.
+            events.readBatchEnded()
         case .ended:
             break
         }
     }
 
-    private func connect(as peer: PeerCredentials, sending queued: [Envelope]) {
+    /// A request too large to be a frame is refused by name, as a socket peer's would be by
+    /// the frame decoder (which would end its connection); only requests that could be that
+    /// large are measured.
+    private func oversized(_ message: Message, url: String, annotated: Bool) -> OpenError? {
+        let limit = service.maximumFrameLength
+        guard annotated || url.utf8.count > limit / 2 else { return nil }
+        let length = Frame.encode(Envelope(id: 1, message)).count - Frame.headerLength
+        guard length > limit else { return nil }
+        return OpenError(.invalidRequest, "the request would be a frame of \(length) bytes; launchservicesd takes frames of at most \(limit) bytes (maximumFrameLength)")
+    }
+
+    private func connect(as peer: PeerCredentials) {
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
             return end(OpenError(.unavailable, "launchservicesd cannot make a connection for \(sender): socketpair: \(String(cString: strerror(errno)))"))
@@ -153,11 +191,11 @@ final class DBusCaller {
         let connections = NIOLoopBound(service.connections, eventLoop: loop)
         let me = NIOLoopBound(self, eventLoop: loop)
         let maximumFrameLength = service.maximumFrameLength
-        ClientBootstrap(group: loop)
+        let daemonSide = ClientBootstrap(group: loop)
             .channelInitializer { channel in connections.value.installPipeline(on: channel, kind: .socket, peer: peer) }
             .withConnectedSocket(fds[0])
-            .assumeIsolated().whenFailure { _ in close(fds[0]) }
-        ClientBootstrap(group: loop)
+        daemonSide.assumeIsolated().whenFailure { _ in close(fds[0]) }
+        let peerSide = ClientBootstrap(group: loop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumLength: maximumFrameLength)))
@@ -165,17 +203,24 @@ final class DBusCaller {
                 }
             }
             .withConnectedSocket(fds[1])
-            .assumeIsolated().whenComplete { [self] result in
-                switch result {
-                case .failure(let error):
-                    close(fds[1])
-                    end(OpenError(.unavailable, "launchservicesd cannot serve \(sender): \(error)"))
-                case .success(let channel):
-                    guard case .identifying = stage else { return channel.close(promise: nil) }
-                    stage = .ready(channel)
-                    send([Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .client, program: "dbus:" + sender))] + queued)
-                }
+        peerSide.assumeIsolated().whenFailure { _ in close(fds[1]) }
+        peerSide.and(daemonSide).assumeIsolated().whenComplete { [self] result in
+            switch result {
+            case .failure(let error):
+                // Whichever side was made goes with the other.
+                for side in [peerSide, daemonSide] { side.assumeIsolated().whenSuccess { $0.close(promise: nil) } }
+                end(OpenError(.unavailable, "launchservicesd cannot serve \(sender): \(error)"))
+            case .success(let (peerChannel, daemonChannel)):
+                guard case .identifying(let queued) = stage else { return peerChannel.close(promise: nil) }
+                self.peer = peerChannel
+                // Refused (another uid, a share used up): the refusal is on its way to the
+                // caller's end, which ends this caller when it reads it.
+                guard let connection = service.connections.connection(on: daemonChannel) else { return }
+                connection.receive = { [weak self] envelope in self?.received(envelope) }
+                stage = .ready(connection)
+                send([Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .client, program: "dbus:" + sender))] + queued)
             }
+        }
     }
 
     /// What the daemon's end sent.
@@ -213,14 +258,16 @@ final class DBusCaller {
                 // lsopen's --fallback: only when no app handles the URL and none was named.
                 if error.code == .noHandler, fellBackFrom == nil, options.options.app == nil, let fallback = options.fallback {
                     service.logger.debug("D-Bus caller \(sender): no app handles \(TerminalText.quoted(url)); opening the fallback \(TerminalText.quoted(fallback))")
-                    send([Envelope(id: register(.open(call: id, url: fallback, options: options, fellBackFrom: url)),
-                                   .open(url: fallback, annotation: options.annotation, options: options.options))])
+                    // Not from inside this answer: it may be handed over in the middle of the
+                    // daemon's own work on another request, which the new open would enter.
+                    let request = Envelope(id: register(.open(call: id, url: fallback, options: options, fellBackFrom: url)),
+                                           .open(url: fallback, annotation: options.annotation, options: options.options))
+                    service.loop.assumeIsolated().execute { [self] in send([request]) }
                     return
                 }
                 result = .failure(error)
             } else {
-                let json = OutcomeJSON.render(outcome, url: url, fellBackFrom: fellBackFrom)
-                result = Result { () throws(OpenError) in try BusReplyValue(json: json, shape: .dictionary, maximumBytes: service.maximumFrameLength) }
+                result = .success(.dictionary(OutcomeJSON.entries(outcome, url: url, fellBackFrom: fellBackFrom)))
             }
         case (.canOpen, .canOpenResult(let canOpen, _)):
             result = .success(.boolean(canOpen))
@@ -255,15 +302,12 @@ final class DBusCaller {
         end(OpenError(.unavailable, "launchservicesd closed the connection for \(sender) before answering"))
     }
 
-    /// The sender left the bus, or the bus went away: nothing can be answered; the
-    /// connection closes, so the daemon withdraws its opens as for any caller that left.
+    /// The sender left the bus, or the bus went away: the connection closes, so the daemon
+    /// withdraws its opens as for any caller that left. Each call still owed is answered all
+    /// the same: the bus thread holds every call until it is answered (and counts it against
+    /// its bound), and the bus drops a reply to a sender that is gone.
     func leave() {
-        calls.removeAll()
-        singles.removeAll()
-        requests.removeAll()
-        if case .ready(let channel) = stage { channel.close(promise: nil) }
-        stage = .ended
-        service.forget(self)
+        end(OpenError(.unavailable, "\(sender) left the session bus before its answer"))
     }
 
     /// Answers every call still owed one with `error` and ends the peer.
@@ -272,7 +316,8 @@ final class DBusCaller {
         calls.removeAll()
         singles.removeAll()
         requests.removeAll()
-        if case .ready(let channel) = stage { channel.close(promise: nil) }
+        peer?.close(promise: nil)
+        peer = nil
         stage = .ended
         service.forget(self)
         for id in owed { service.answer(id, error: error) }

@@ -116,7 +116,7 @@ final class SessionBusService {
         case .canOpen(let url):
             caller(for: call)?.canOpen(url, call: call.id)
         case .explain(let url):
-            caller(for: call)?.report(AdminCommand.explain(url: url).message, shape: .dictionary, call: call.id)
+            caller(for: call)?.explain(url, call: call.id)
         case .report(let query):
             caller(for: call)?.report(query.message, shape: .dictionaries, call: call.id)
         case .quit(let app):

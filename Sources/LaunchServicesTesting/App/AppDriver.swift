@@ -155,7 +155,7 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
             steps += 1
             if steps > 10_000 { throw .runtime("the daemon's state machine did not settle") }
             switch action {
-            case .spawn(let app):
+            case .spawn(let app, _):
                 pid += 1
                 machine.spawned(app: app, pid: pid)
                 if app == application.bundleIdentifier {

@@ -70,6 +70,9 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
     private var channel: EmbeddedChannel?
     private var onExit: (@Sendable (ExitStatus) -> Void)?
     private var frames = FrameBuffer()
+    /// It has said hello. Like the real runtime it reads nothing before: what the daemon
+    /// wrote at spawn (the welcome and both launch methods) waits until then.
+    private var saidHello = false
 
     init(bundleID: String, pid: Int32, behaviour: SimulatedBehaviour, loop: EmbeddedEventLoop) {
         self.bundleID = bundleID
@@ -116,6 +119,7 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
             self.loop.execute {
                 guard self.behaviour.checksIn else { return }
                 self.write(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .app, program: self.bundleID, bundlePath: nil)))
+                self.saidHello = true
             }
             return channel
         }
@@ -143,7 +147,7 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
             exit(.exited(0))
             return true
         }
-        guard !isSuspended else { return false }
+        guard !isSuspended, saidHello else { return false }
         var progressed = false
         while let buffer = try? channel.readOutbound(as: ByteBuffer.self) {
             frames.append(buffer)

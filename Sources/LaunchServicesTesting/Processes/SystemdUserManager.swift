@@ -1,16 +1,17 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// A private `systemd --user` manager for one test: its own HOME and runtime folder (so its
 /// private socket, `RUNTIME/systemd/private`, is the test's), started as the test's child,
 /// stopped by its PID. Where PID 1 is not systemd (a CI container) the manager runs only
-/// once `/run/systemd/system` exists; it is created if missing and removed again only if
-/// this manager created it. `nil` from `start` where systemd is not installed.
+/// once `/run/systemd/system` exists; both that and running alone are `UserManagerLease`'s. `nil` from `start` where systemd is not installed.
 public final class SystemdUserManager: Sendable {
     public let home: String
     /// The manager's `XDG_RUNTIME_DIR`.
     public let runtime: String
     private let process: ChildProcess
-    private let createdMarker: Bool
+    private let lease: UserManagerLease
+    private let stopped = NIOLockedValueBox(false)
 
     public static let executable = "/lib/systemd/systemd"
 
@@ -24,16 +25,16 @@ public final class SystemdUserManager: Sendable {
         home = try TemporaryFolder(prefix: "ls-usermanager").path
         runtime = home + "/run"
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        if FileManager.default.fileExists(atPath: "/run/systemd/system") {
-            createdMarker = false
-        } else {
-            try FileManager.default.createDirectory(atPath: "/run/systemd/system", withIntermediateDirectories: true)
-            createdMarker = true
+        do {
+            lease = try UserManagerLease()
+        } catch {
+            try? FileManager.default.removeItem(atPath: home)
+            throw error
         }
         do {
             process = try ChildProcess(Self.executable, ["--user"], environment: Self.environment(home: home, runtime: runtime), stdout: home + "/manager.log")
         } catch {
-            if createdMarker { try? FileManager.default.removeItem(atPath: "/run/systemd/system") }
+            lease.release()
             try? FileManager.default.removeItem(atPath: home)
             throw error
         }
@@ -70,10 +71,11 @@ public final class SystemdUserManager: Sendable {
         try ChildProcess.run("/usr/bin/systemctl", ["--user"] + arguments, environment: environment, scratch: home, timeout: 30)
     }
 
-    /// Stops the manager by its PID (it stops its units first), then removes its folder.
+    /// Stops the manager by its PID (it stops its units first), then removes its folder; once.
     public func stop() {
+        guard !stopped.withLockedValue({ let was = $0; $0 = true; return was }) else { return }
         process.stop(grace: 15)
-        if createdMarker { try? FileManager.default.removeItem(atPath: "/run/systemd/system") }
+        lease.release()
         try? FileManager.default.removeItem(atPath: home)
     }
 }

@@ -1,0 +1,109 @@
+import Foundation
+import LaunchServicesTesting
+
+/// A bundle executable written to the 0.3 protocol's §5.2 and nothing newer, standing for an
+/// app built on the previous runtime: a plain Python program (standard library only). It
+/// writes its hello first, then reads strictly one frame at a time (exactly 4 bytes of
+/// length, then exactly that many), logs each frame it handles, answers `launchMethod` and
+/// `deliver` under their ids, and exits when the connection closes. It checks the order
+/// §5.2 promises (welcome, willFinishLaunching, didFinishLaunching, then notifications and
+/// deliveries) and logs `order-violation …` otherwise.
+///
+/// Its `legacy-behavior` file, beside it in the bundle, holds `key=value` lines: `log=PATH`
+/// (required), `veto=PHASE` (a launch method answering NO) and `peekBeforeHello=SECONDS`
+/// (before its hello, waits up to that long for bytes on fd 3 and logs whether any came:
+/// `waiting-before-hello yes|no`; an old app never does this, it only shows what it would
+/// find).
+enum LegacyRuntimeApp {
+    static let source = #"""
+    #!/usr/bin/env python3
+    import os, select, struct, sys
+
+    bundle = os.environ["LAUNCHSERVICES_BUNDLE_PATH"]
+    settings = dict(line.split("=", 1) for line in open(bundle + "/legacy-behavior").read().split() if "=" in line)
+    log = open(settings["log"], "a", buffering=1)
+    fd = int(os.environ["LAUNCHSERVICES_APP_FD"])
+
+    def event(text):
+        log.write("%d %s\n" % (os.getpid(), text))
+
+    def field(tag, value):
+        return struct.pack(">BI", tag, len(value)) + value
+
+    def send(kind, request_id, fields):
+        body = struct.pack(">BI", kind, request_id) + b"".join(fields)
+        data = struct.pack(">I", len(body)) + body
+        while data:
+            data = data[os.write(fd, data):]
+
+    def read_exactly(count):
+        data = b""
+        while len(data) < count:
+            chunk = os.read(fd, count - len(data))
+            if not chunk:
+                raise EOFError
+            data += chunk
+        return data
+
+    def next_frame():
+        (length,) = struct.unpack(">I", read_exactly(4))
+        body = read_exactly(length)
+        kind, request_id = struct.unpack(">BI", body[:5])
+        fields, at = {}, 5
+        while at < len(body):
+            tag, size = struct.unpack(">BI", body[at:at + 5])
+            fields[tag] = body[at + 5:at + 5 + size]
+            at += 5 + size
+        return kind, request_id, fields
+
+    event("started")
+    if "peekBeforeHello" in settings:
+        ready, _, _ = select.select([fd], [], [], float(settings["peekBeforeHello"]))
+        event("waiting-before-hello " + ("yes" if ready else "no"))
+    send(0x01, 0, [field(1, struct.pack(">Q", 1)), field(2, b"app"), field(3, os.environ["LAUNCHSERVICES_BUNDLE_ID"].encode())])
+    expected = ["welcome", "willFinishLaunching", "didFinishLaunching"]
+    try:
+        while True:
+            kind, request_id, fields = next_frame()
+            if kind == 0x02:
+                name = "welcome"
+                event("welcome identity=%s" % fields[2].decode())
+            elif kind == 0x30:
+                name = fields[1].decode()
+                event("launchMethod %s id=%d url=%s annotation=%d" % (name, request_id, fields[2].decode(), len(fields.get(4, b""))))
+                accepted = settings.get("veto") != name
+                send(0x33, request_id, [field(1, b"\x01" if accepted else b"\x00")])
+            elif kind == 0x32:
+                name = "notify"
+                event("notify %s" % fields[1].decode())
+            elif kind == 0x31:
+                name = "deliver"
+                event("deliver id=%d url=%s" % (request_id, fields[2].decode()))
+                send(0x33, request_id, [field(1, b"\x01"), field(2, b"open")])
+            else:
+                name = "kind-%d" % kind
+                event("frame kind=%d id=%d" % (kind, request_id))
+            if expected:
+                if name != expected[0]:
+                    event("order-violation expected %s, got %s" % (expected[0], name))
+                expected.pop(0)
+            elif name not in ("notify", "deliver"):
+                event("order-violation %s after the launch methods" % name)
+    except EOFError:
+        event("connection-closed")
+        sys.exit(0)
+    """#
+
+    /// Writes a bundle `NAME.app` for `id`, declaring `scheme`, whose executable is this program.
+    static func install(in appsFolder: String, name: String, id: String, scheme: String, settings: [String: String]) throws {
+        let bundle = appsFolder + "/" + name + ".app"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        try BundleFiles.infoPlist(id: id, executable: "legacyapp", schemes: [scheme]).write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
+        let executable = bundle + "/legacyapp"
+        let text = source.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n") + "\n"
+        try text.write(toFile: executable, atomically: true, encoding: .utf8)
+        guard chmod(executable, 0o755) == 0 else { throw HarnessError("chmod \(executable) failed") }
+        try settings.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "\n").appending("\n")
+            .write(toFile: bundle + "/legacy-behavior", atomically: true, encoding: .utf8)
+    }
+}
