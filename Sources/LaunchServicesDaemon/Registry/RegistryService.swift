@@ -142,7 +142,10 @@ final class RegistryService {
         apply(loaded, refusalsLogged: true)
         // What reading every row left free (row buffers, the lists the registry was built
         // from) goes back to the system, off the loop: the daemon's memory is then the registry's.
-        files.async { _ = ls_return_free_memory() }
+        files.async { [store] in
+            store?.releaseCachedPages()
+            _ = ls_return_free_memory()
+        }
     }
 
     /// Takes what `read` found, on the loop, and starts watching the folders.
