@@ -110,3 +110,30 @@ struct RegistryStoreIndexTests {
         #expect(try migrated.counts() == RegistryStore.Counts(apps: 3, schemes: 2))
     }
 }
+
+/// A file an earlier version wrote to after v7 ran (its INSERT OR REPLACE, no claim rows):
+/// the rebuild makes the index and the counts equal recomputation again.
+@Suite("Registry store: the claim index rebuilt")
+struct RegistryStoreIndexRebuildTests {
+    @Test("after writes that bypass the index, the rebuild equals recomputation")
+    func rebuild() throws {
+        let folder = NSTemporaryDirectory() + "lsindex-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try RegistryStore(folder: folder)
+        defer { try? store.close() }
+        let schemes = RegistryStoreIndexTests.schemes
+        for i in 0..<6 {
+            try store.save(AppBundle(id: "app.\(i)", name: "a", path: "/a/\(i).app", executable: "x", schemes: Array(schemes[i..<i + 2])), source: .manual, registeredAt: Int64(i))
+        }
+        // As an earlier daemon writes: a replacement and a new app, neither in the index.
+        try store.database.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO app (id, name, path, executable, schemes, queriesSchemes, source, registeredAt) VALUES ('app.1', 'a', '/a/1.app', 'x', 's7', '', 'manual', 1)")
+            try db.execute(sql: "INSERT OR REPLACE INTO app (id, name, path, executable, schemes, queriesSchemes, source, registeredAt) VALUES ('app.9', 'a', '/a/9.app', 'x', 's0 s7', '', 'manual', 9)")
+        }
+        let expected = try RegistryStoreIndexTests.recomputed(store)
+        #expect(try store.counts() != expected.counts, "the earlier writes left the counts wrong")
+        try store.rebuildClaimIndex()
+        #expect(try RegistryStoreIndexTests.indexed(store) == expected.claims)
+        #expect(try store.counts() == expected.counts)
+    }
+}

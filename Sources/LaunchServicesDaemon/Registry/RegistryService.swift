@@ -71,6 +71,8 @@ final class RegistryService {
     let loadGate = RegistryLoadGate()
     /// The apps folders are watched (from `begin`, or from `apply`).
     var watching = false
+    /// Apps registered by hand from which the load's free memory is given back (`finishedLoading`).
+    static let trimAfterLoading = 1_000
     /// The desktop side's claims, checked once the registry is in (`whenLoaded`).
     private var desktopCheckAfterLoad: (() -> Void)?
 
@@ -140,8 +142,19 @@ final class RegistryService {
             return
         }
         apply(loaded, refusalsLogged: true)
+        if let saved = started.counts, saved != counts {
+            // An earlier version wrote to the file since the index was built: rebuilt, so the
+            // next start's counts are right again (the registry itself came from the app rows).
+            logger.notice("registry.sqlite's claim index counted \(saved.apps) apps and \(saved.schemes) schemes, but holds \(counts.apps) and \(counts.schemes): an earlier launchservicesd wrote to it; rebuilding the index")
+            persist({ try $0.rebuildClaimIndex() }) { [logger] error in
+                if let error { logger.warning("could not rebuild the claim index: \(error); lsctl status may count wrongly at the next start, until the registry is in") }
+            }
+        }
         // What reading every row left free (row buffers, the lists the registry was built
-        // from) goes back to the system, off the loop: the daemon's memory is then the registry's.
+        // from) goes back to the system, off the loop: the daemon's memory is then the
+        // registry's. Only after a large load: the trim walks every malloc arena, holding
+        // each one's lock, which a small registry's few pages are not worth.
+        guard loaded.manual.count >= Self.trimAfterLoading else { return }
         files.async { [store] in
             store?.releaseCachedPages()
             _ = ls_return_free_memory()

@@ -90,6 +90,23 @@ extension RegistryStore {
         }
     }
 
+    /// Rebuilds the claim index and the counts from the app rows, in one transaction: for a
+    /// file an earlier version wrote to after v7 ran (it keeps neither), which the daemon
+    /// notices when the counts disagree with the apps it loaded.
+    public func rebuildClaimIndex() throws {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM claim")
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, schemes, registeredAt FROM app")
+            while let row = try rows.next() {
+                try Self.insertClaims(id: row[0], schemes: Self.schemes(row[1]), registeredAt: row[2], db)
+            }
+            try db.execute(sql: """
+                UPDATE registryCount SET value = (SELECT COUNT(*) FROM app) WHERE name = 'apps';
+                UPDATE registryCount SET value = (SELECT COUNT(DISTINCT scheme) FROM claim) WHERE name = 'schemes';
+                """)
+        }
+    }
+
     /// Lets SQLite give back its page cache (`PRAGMA shrink_memory`): after the load, which
     /// read every page, the cache would otherwise keep up to its 2 MB for the daemon's life.
     public func releaseCachedPages() {
