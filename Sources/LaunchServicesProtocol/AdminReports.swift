@@ -257,9 +257,14 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
     public var desktopOutcome: String?
     /// The desktop app's process, when one was started (added in 0.3).
     public var pid: Int32?
+    /// How the caller reached the daemon when not over its socket (added in 0.4): `dbus
+    /// SENDER pid PID` for a D-Bus caller (its unique connection name, and the process the
+    /// bus says it is). Absent for socket callers, and from older daemons.
+    public var via: String?
 
     public init(time: String, source: String, scheme: String, app: String?, launchState: String?, outcome: String, method: String?, phasesMs: [String: Double], totalMs: Double?,
-                callerLeft: Bool? = nil, kind: String? = nil, desktopOutcome: String? = nil, pid: Int32? = nil) {
+                callerLeft: Bool? = nil, kind: String? = nil, desktopOutcome: String? = nil, pid: Int32? = nil, via: String? = nil) {
+        self.via = via
         self.callerLeft = callerLeft
         self.kind = kind
         self.desktopOutcome = desktopOutcome

@@ -59,6 +59,7 @@ struct History: ParsableCommand {
             if let state = e.launchState { line += " (\(state))" }
             if let desktop = e.desktopOutcome { line += " (desktop app: \(desktop)\(e.pid.map { ", pid \($0)" } ?? ""))" }
             if e.callerLeft == true, e.outcome != HistoryEntry.withdrawn { line += " after the caller left" }
+            if let via = e.via { line += " (via \(via))" }
             if !phases.isEmpty { line += "  " + phases.joined(separator: ", ") + " ms" }
             if let total = e.totalMs { line += "; total \(String(format: "%.2f", total)) ms" }
             printEscaped(line)

@@ -1,5 +1,6 @@
 import Foundation
 import LaunchServicesCore
+import LaunchServicesProtocol
 import LaunchServicesTesting
 import Testing
 
@@ -61,6 +62,12 @@ struct GLibSessionBusTests {
         try waitUntil("the app has the URL", within: 20) { h.eventNames().contains { $0.hasPrefix("open url=gioscheme:over-dbus ") } }
         let gioPID = try #require(Int32(((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(h.daemonOutput.contains("(pid \(gioPID), uid \(getuid())) speaks as org.swift-launch-services.lsopen"), "\(h.daemonOutput)")
+        // The history names the route and the caller; an lsopen open after it names none.
+        #expect(try h.lsopen("gioscheme:by-socket").status == 0)
+        let history = try h.lsctl("history", "-n", "2", "--json").decode([HistoryEntry].self)
+        #expect(history.count == 2 && history[0].via?.hasPrefix("dbus :") == true && history[0].via?.hasSuffix(" pid \(gioPID)") == true, "\(history)")
+        #expect(history.count == 2 && history[1].via == nil, "\(history)")
+        #expect(try h.lsctl("history", "-n", "2").stdout.contains("(via dbus :"))
         #expect(!FileManager.default.fileExists(atPath: lsopen.ran), "lsopen ran: \((try? String(contentsOfFile: lsopen.ran, encoding: .utf8)) ?? "")")
 
         // The recorder does fail a run that reaches it: xdg-open in a graphical session runs the Exec.

@@ -53,6 +53,9 @@ final class ClientConnection {
     /// it into the channel. Its channel still stands for the connection (its identity, its
     /// refusals, its close).
     var receive: ((Envelope) -> Void)?
+    /// How the peer reached the daemon when not over the socket, for `lsctl history`:
+    /// `dbus SENDER pid PID` for a D-Bus caller.
+    var via: String?
 
     init(channel: Channel, kind: Kind, identity: String) {
         self.channel = channel

@@ -18,6 +18,8 @@ struct OpenHistory {
     private struct Record {
         let milliseconds: Int64
         let source: String
+        /// How a caller not on the socket reached the daemon (`ClientConnection.via`).
+        let via: String?
         /// Normalized; empty when the URL had no valid scheme.
         let scheme: String
         let outcome: OpenOutcome
@@ -29,29 +31,29 @@ struct OpenHistory {
     private var next = 0
 
     /// An open answered (or ended, when `callerLeft`).
-    mutating func record(source: String, scheme: URLScheme, _ outcome: OpenOutcome, callerLeft: Bool = false) {
-        append(source: source, scheme: scheme.normalized, outcome, callerLeft: callerLeft, withdrawn: false)
+    mutating func record(source: String, via: String? = nil, scheme: URLScheme, _ outcome: OpenOutcome, callerLeft: Bool = false) {
+        append(source: source, via: via, scheme: scheme.normalized, outcome, callerLeft: callerLeft, withdrawn: false)
     }
 
     /// An open refused before its URL was understood (`invalidURL`): the scheme is kept when
     /// the text has a valid one.
-    mutating func record(source: String, unparsed text: String, _ outcome: OpenOutcome) {
+    mutating func record(source: String, via: String? = nil, unparsed text: String, _ outcome: OpenOutcome) {
         let scheme = text.firstIndex(of: ":").flatMap { try? URLScheme(validating: String(text[..<$0])) }
-        append(source: source, scheme: scheme?.normalized ?? "", outcome, callerLeft: false, withdrawn: false)
+        append(source: source, via: via, scheme: scheme?.normalized ?? "", outcome, callerLeft: false, withdrawn: false)
     }
 
     /// An open withdrawn from an app's queue because its caller left before it was delivered.
-    mutating func recordWithdrawn(source: String, scheme: URLScheme, app: String?) {
-        append(source: source, scheme: scheme.normalized, OpenOutcome(app: app), callerLeft: true, withdrawn: true)
+    mutating func recordWithdrawn(source: String, via: String? = nil, scheme: URLScheme, app: String?) {
+        append(source: source, via: via, scheme: scheme.normalized, OpenOutcome(app: app), callerLeft: true, withdrawn: true)
     }
 
-    private mutating func append(source: String, scheme: String, _ outcome: OpenOutcome, callerLeft: Bool, withdrawn: Bool) {
+    private mutating func append(source: String, via: String?, scheme: String, _ outcome: OpenOutcome, callerLeft: Bool, withdrawn: Bool) {
         var clock = timespec()
         clock_gettime(CLOCK_REALTIME, &clock)
         // Error texts may quote the URL: only the code is kept.
         var kept = outcome
         kept.error?.message = ""
-        let record = Record(milliseconds: Int64(clock.tv_sec) * 1000 + Int64(clock.tv_nsec) / 1_000_000, source: source, scheme: scheme,
+        let record = Record(milliseconds: Int64(clock.tv_sec) * 1000 + Int64(clock.tv_nsec) / 1_000_000, source: source, via: via, scheme: scheme,
                             outcome: kept, callerLeft: callerLeft, withdrawn: withdrawn)
         if ring.count < Self.capacity {
             ring.append(record)
@@ -74,7 +76,7 @@ struct OpenHistory {
                 outcome: record.withdrawn ? HistoryEntry.withdrawn : outcome.error?.code.rawValue ?? "opened",
                 method: outcome.method?.rawValue, phasesMs: phases, totalMs: outcome.totalNanoseconds.map { Double($0) / 1e6 },
                 callerLeft: record.callerLeft ? true : nil, kind: outcome.app == nil ? nil : outcome.handlerKind?.rawValue,
-                desktopOutcome: outcome.desktop?.kind.rawValue, pid: outcome.desktop?.pid)
+                desktopOutcome: outcome.desktop?.kind.rawValue, pid: outcome.desktop?.pid, via: record.via)
         }
     }
 }

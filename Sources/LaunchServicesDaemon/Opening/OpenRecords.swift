@@ -36,7 +36,7 @@ final class OpenRecords {
         let now = loop.now.uptimeNanoseconds
         answered.totalNanoseconds = now >= entry.received ? now - entry.received : 0
         if answered.handlerKind == nil, answered.app != nil { answered.handlerKind = entry.kind }
-        history.record(source: entry.source, scheme: entry.scheme, answered, callerLeft: entry.callerLeft)
+        history.record(source: entry.source, via: entry.connection.via, scheme: entry.scheme, answered, callerLeft: entry.callerLeft)
         guard !entry.callerLeft else { return nil }
         connections.send(Envelope(id: entry.id, .openResult(answered)), to: entry.connection)
         return entry.connection
@@ -45,7 +45,7 @@ final class OpenRecords {
     /// Answers an open the daemon decided itself, before any app had it (no handler, a
     /// refusal, a limit): the caller's answer and the history row.
     func answerAtOnce(_ outcome: OpenOutcome, id: UInt32, scheme: URLScheme, to connection: ClientConnection) {
-        history.record(source: connection.identity, scheme: scheme, outcome)
+        history.record(source: connection.identity, via: connection.via, scheme: scheme, outcome)
         connections.send(Envelope(id: id, .openResult(outcome)), to: connection)
     }
 
@@ -53,7 +53,7 @@ final class OpenRecords {
     /// recorded when they end; the others are recorded as withdrawn now.
     func callerLeft(_ tokens: Set<LaunchToken>, owed: Set<LaunchToken>) {
         for entry in ledger.callerLeft(tokens, owed: owed) {
-            history.recordWithdrawn(source: entry.source, scheme: entry.scheme, app: entry.app)
+            history.recordWithdrawn(source: entry.source, via: entry.connection.via, scheme: entry.scheme, app: entry.app)
         }
     }
 

@@ -39,7 +39,7 @@ final class OpenService {
             url = try ParsedURL(text)
         } catch {
             let outcome = OpenOutcome.failure(OpenError(.invalidURL, "invalid URL: \(error)"))
-            records.history.record(source: connection.identity, unparsed: text, outcome)
+            records.history.record(source: connection.identity, via: connection.via, unparsed: text, outcome)
             connections.send(Envelope(id: id, .openResult(outcome)), to: connection)
             return
         }

@@ -217,6 +217,7 @@ final class DBusCaller {
                 // caller's end, which ends this caller when it reads it.
                 guard let connection = service.connections.connection(on: daemonChannel) else { return }
                 connection.receive = { [weak self] envelope in self?.received(envelope) }
+                connection.via = "dbus \(sender) pid \(credentials?.pid ?? 0)"
                 stage = .ready(connection)
                 send([Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .client, program: "dbus:" + sender))] + queued)
             }
