@@ -155,7 +155,7 @@ let package = Package(
             name: "LaunchServicesDaemonTests",
             dependencies: [
                 "LaunchServicesDaemon", "LaunchServicesCore", "LaunchServicesProtocol", "LaunchServicesSystemd",
-                "LaunchServicesTesting",
+                "LaunchServicesTesting", "LaunchServicesClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]

@@ -30,8 +30,11 @@ struct LSBench: ParsableCommand {
     @Option(help: "Whole lsopen processes to time.")
     var processes = 150
 
-    @Option(help: "Apps in the large registry (5 schemes each).")
-    var registryApps = 10_000
+    @Option(help: "Apps in each large registry (5 schemes each), separated by commas.")
+    var registryApps = "1000,10000,100000"
+
+    @Flag(help: "Run only the registry's scale rows (starts, canOpen and memory at each --registry-apps size), after the idle daemon's memory.")
+    var registryOnly = false
 
     @Option(help: "Daemon starts to time for each registry size.")
     var starts = 10
@@ -113,6 +116,7 @@ struct LSBench: ParsableCommand {
         defer { work.remove() }
         if desktopOnly { return try runDesktopOnly(work: work.path) }
         if sessionBusOnly { return try runSessionBusOnly(work: work.path) }
+        if registryOnly { return try runRegistryOnly(work: work.path) }
         try assemble(into: work.path + "/apps")
         let socket = work.path + "/socket"
         // App output to a file that is never rotated during the run: the throughput rows
@@ -207,52 +211,6 @@ struct LSBench: ParsableCommand {
         try registryScale(report, work: work.path, idle: idle)
         try desktopStartRows(report, work: work.path, idle: idle)
         try report.finish()
-    }
-
-    /// Daemon start until it answers, with an empty registry and with a large one loaded
-    /// from its database; then resolution (`canOpen`) in the large one.
-    func registryScale(_ report: Report, work: String, idle: Row) throws {
-        let large = work + "/large-state"
-        let store = try RegistryStore(folder: large)
-        // As a scan would store them: five schemes in one named URL type (CFBundleURLTypes).
-        let apps = (0..<registryApps).map { i in
-            let schemes = (0..<5).map { try! URLScheme(validating: "s\(i)x\($0)") }
-            return AppBundle(id: "bench.app\(i)", name: "App \(i)", path: "/nowhere/app\(i).app", executable: "app",
-                             schemes: schemes, urlTypes: [AppBundle.URLType(name: "bench.app\(i).links", schemes: schemes)])
-        }
-        try store.replaceFolderApps([])
-        for app in apps { try store.save(app, source: .manual) }
-        // The store holds the file exclusively, as the daemon does: closed before a daemon opens it.
-        try store.close()
-        func startSamples(state: String) throws -> [UInt64] {
-            try (0..<starts).map { n in
-                let socket = work + "/scale-\(n).sock"
-                let start = DispatchTime.now().uptimeNanoseconds
-                let daemon = try startDaemon(socket: socket, apps: work + "/no-apps", state: state, log: work + "/scale.log", poll: 500)
-                defer { daemon.stop() }
-                return DispatchTime.now().uptimeNanoseconds - start
-            }
-        }
-        let empty = try startSamples(state: work + "/empty-state")
-        let loaded = try startSamples(state: large)
-        report.gap()
-        let emptyRow = report.row("daemon start → first answer, empty registry (baseline)", empty)
-        report.row("daemon start → first answer, \(registryApps) apps / \(registryApps * 5) schemes", loaded, baseline: emptyRow)
-
-        let socket = work + "/scale-resolve.sock"
-        let daemon = try startDaemon(socket: socket, apps: work + "/no-apps", state: large, log: work + "/scale.log", poll: 500)
-        defer { daemon.stop() }
-        let client = try LaunchServicesClient(socketPath: socket, program: "lsbench")
-        defer { client.close() }
-        var resolve: [UInt64] = []
-        for i in 0..<2000 {
-            let start = DispatchTime.now().uptimeNanoseconds
-            let answer = try client.canOpen("s\((i * 7919) % registryApps)x3:go")
-            resolve.append(DispatchTime.now().uptimeNanoseconds - start)
-            guard answer.canOpen else { throw ValidationError("scheme not resolved") }
-        }
-        report.row("canOpen round trip in the \(registryApps * 5)-scheme registry", resolve)
-        report.add(try DaemonMemory.row("daemon memory with \(registryApps) apps, after the canOpen trips", pid: daemon.pid).against(idle))
     }
 
     /// The xyz and wordrev bundles, with the built executables.

@@ -101,7 +101,7 @@ struct URLTypeNameTests {
         #expect(claims.contains(ClaimReport(app: Self.full, since: "2023-11-14T22:13:20.123Z")), "\(claims)")
         #expect(claims.contains(ClaimReport(app: Self.lite, since: "2023-11-14T22:13:20.456Z")), "\(claims)")
         let migrations = try DatabaseCopy.read(file) { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") }
-        #expect(migrations == ["v1", "v2", "v3", "v4", "v5", "v6"])
+        #expect(migrations == ["v1", "v2", "v3", "v4", "v5", "v6", "v7"])
 
         // Registering again brings the names.
         #expect(try h.lsctl("register", looseFolder + "/fullapp.app").status == 0)
@@ -135,7 +135,7 @@ struct URLTypeNameTests {
         let (migrations, columns) = try DatabaseCopy.read(file) { db in
             (try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"), try db.columns(in: "app").map(\.name))
         }
-        #expect(migrations == ["v1", "v2", "v3", "v4", "v5", "v6"])
+        #expect(migrations == ["v1", "v2", "v3", "v4", "v5", "v6", "v7"])
         #expect(!columns.contains("urlTypes"), "\(columns)")
         // The names survive another restart (read from their rows now), and unregistering removes them.
         try h.restart(signal: SIGKILL)

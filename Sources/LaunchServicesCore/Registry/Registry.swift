@@ -33,7 +33,13 @@ public struct Registry: Sendable {
         }
         claimants.reserveCapacity(apps.values.reduce(0) { $0 + $1.schemes.count })
         for app in apps.values {
-            for scheme in app.schemes { claimants[scheme, default: []].append(app.id) }
+            // One array for every scheme the app alone claims (copied on write when another
+            // claimant joins): most schemes have one claimant, and an array each was about a
+            // fifth of a large registry's memory.
+            let alone = [app.id]
+            for scheme in app.schemes {
+                if claimants[scheme] == nil { claimants[scheme] = alone } else { claimants[scheme]!.append(app.id) }
+            }
         }
         for (scheme, ids) in claimants where ids.count > 1 {
             claimants[scheme] = ids.sorted { precedes((registeredAt[$0] ?? 0, $0), (registeredAt[$1] ?? 0, $1)) }

@@ -42,7 +42,7 @@ extension AdminService {
             return .queryResult(json: JSONDocument.encode(StatusReport(
                 version: LaunchServicesDaemon.version, pid: getpid(), socket: socketPath,
                 uptimeSeconds: Double(lifecycle.now - started.uptimeNanoseconds) / 1e9,
-                appsRegistered: registry.apps.count, schemesRegistered: registry.claimants.count,
+                appsRegistered: self.registry.counts.apps, schemesRegistered: self.registry.counts.schemes,
                 appsRunning: machine.running.count, appsSuspended: machine.running.filter { $0.record.state == .suspended }.count,
                 opensServed: records.ledger.served,
                 pasteboards: pasteboards.boards.values.filter { !$0.items.isEmpty }.count,

@@ -77,7 +77,7 @@ final class DaemonRooms {
     /// What the start read from the state folder, taken in on the loop.
     func adopt(_ opened: OpenedStateFolder) {
         storage.adopt(opened)
-        registry.apply(opened.registry)
+        registry.begin(opened.registry, loaded: opened.loadedRegistry)
         startDesktopEntries()
         pasteboards.adopt(store: opened.pasteboardStore, saved: opened.savedPasteboards, problem: opened.problems.first)
     }
@@ -87,14 +87,16 @@ final class DaemonRooms {
     /// first handled each scheme (its claim against native apps, `SchemeResolution`): after
     /// the first read and after every change.
     func startDesktopEntries() {
-        desktop.changed = { [unowned self] _ in registry.desktopHandlersChanged(handled: desktop.handledSchemes) }
+        // Once the registry is in (it may still load after the socket serves): the claims it keeps.
+        let check = { [unowned self] in registry.whenLoaded { [unowned self] in registry.desktopHandlersChanged(handled: desktop.handledSchemes) } }
+        desktop.changed = { _ in check() }
         desktop.start()
-        try? desktop.whenReady { [unowned self] in registry.desktopHandlersChanged(handled: desktop.handledSchemes) }
+        try? desktop.whenReady { check() }
     }
 
     /// The one-line summary shown by `systemctl --user status`.
     var statusLine: String {
-        "\(registry.registry.apps.count) apps registered, \(lifecycle.machine.running.count) running, \(records.ledger.served) opens served"
+        "\(registry.counts.apps) apps registered, \(lifecycle.machine.running.count) running, \(records.ledger.served) opens served"
     }
 
     /// Stops serving: callers still waiting hear `unavailable`, apps' connections close (the

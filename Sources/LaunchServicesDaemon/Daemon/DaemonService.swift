@@ -4,8 +4,9 @@ import ServiceLifecycle
 /// The daemon as a swift-service-lifecycle `Service`: take the state folder and load
 /// (`loadRegistry`: the folder's lock, then the served-socket check, then the databases and
 /// the apps folders), bind, serve until the group shuts down gracefully (SIGTERM/SIGINT),
-/// then stop. Under systemd it reports readiness only once the registry is loaded and the
-/// socket served.
+/// then stop. Under systemd it reports readiness once the socket serves; the apps registered
+/// by hand are read after that (`RegistryService.finishLoading`), and requests that need
+/// them wait for them.
 public struct DaemonService: Service {
     public let daemon: LaunchServicesDaemon
 

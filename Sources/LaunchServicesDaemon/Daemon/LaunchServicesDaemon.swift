@@ -69,9 +69,10 @@ public final class LaunchServicesDaemon: Sendable {
     // MARK: Start
 
     /// Takes the state folder (its lock: a second daemon on it refuses, naming this one),
-    /// makes sure no daemon serves the socket yet, then loads the registry and the saved
-    /// pasteboards (off the loop: it reads files) and takes them on the loop
-    /// (`OpenedStateFolder`); then watches the folder for kept damaged databases.
+    /// makes sure no daemon serves the socket yet, then opens the registry (its counts and
+    /// the apps folders' apps: `RegistryService.start`; the rest is read once the socket
+    /// serves, `bind`) and loads the saved pasteboards (off the loop: it reads files), takes
+    /// them on the loop (`OpenedStateFolder`); then watches the folder for kept damaged databases.
     public func loadRegistry() async throws {
         let opened = try OpenedStateFolder.open(stateFolder, socketPath: socketPath, activated: activatedSocket != nil,
                                                 appsFolders: configuration.appsFolders, logger: logger)
@@ -105,6 +106,8 @@ public final class LaunchServicesDaemon: Sendable {
             rooms.value.serverChannel = channel
             // On the session bus once the socket serves: a D-Bus caller's opens take the same path.
             rooms.value.sessionBus?.start()
+            // The rest of the registry, now that the first answer need not wait for it.
+            rooms.value.registry.finishLoading()
         }
     }
 

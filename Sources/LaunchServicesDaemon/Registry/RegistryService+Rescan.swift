@@ -20,6 +20,7 @@ extension RegistryService {
     /// The watcher is the daemon's `DaemonWorkers.folderWatcher` (inotify on the `files`
     /// thread; the testing kit's is triggered by the test).
     func startWatching() {
+        watching = true
         guard watchFolders else { return }
         let loop = self.loop
         let service = NIOLoopBound(self, eventLoop: loop)
@@ -42,6 +43,9 @@ extension RegistryService {
     /// made with `lsctl register` are not touched, nor anything the scan could not read.
     /// `done` gets a summary, on the loop.
     func rescan(_ done: @escaping (RescanSummary) -> Void) {
+        // A change seen before the socket served: the registry's load goes first on `files`,
+        // so this scan is applied to the whole registry.
+        finishLoading()
         let folders = self.folders
         let loop = self.loop
         let finish = NIOLoopBound((self, done), eventLoop: loop)

@@ -1,3 +1,4 @@
+import CLaunchServicesShim
 import Dispatch
 import LaunchServicesCore
 import LaunchServicesProtocol
@@ -9,7 +10,8 @@ import NIOCore
 /// by hand, the bundles refused, and the watch on the apps folders. Files are read and the
 /// database is written on `files`, never on the loop; the registry itself lives on the loop.
 final class RegistryService {
-    /// What `read` found, to be applied on the loop.
+    /// What `read` found, to be applied on the loop: the registrations, and the in-memory
+    /// registry built from them off the loop (`RegistryService+Start`).
     struct Loaded: Sendable {
         var store: RegistryStore?
         var manual: [RegistryStore.Registration]
@@ -22,6 +24,13 @@ final class RegistryService {
         var unreadable: [UnreadablePath] = []
         /// When the desktop side first claimed each scheme (RegistryService+DesktopClaims.swift).
         var desktopClaims: [URLScheme: Int64] = [:]
+        /// `manual` then `fromFolders` in one `Registry`, the defaults set.
+        var registry = Registry()
+        var sources: [String: RegistryStore.Source] = [:]
+        /// The latest registration or desktop claim time.
+        var latest: Int64 = 0
+        /// The schemes several apps claim with no default chosen, sorted.
+        var contested: [URLScheme] = []
     }
 
     let loop: EventLoop
@@ -54,6 +63,18 @@ final class RegistryService {
     var stopped = false
     /// The last registration time handed out (`issueTime`), so times only grow.
     private var lastIssued: Int64 = 0
+    /// What the start read, until `finishLoading` reads the rest.
+    private var pendingLoad: Started?
+    /// The saved counts, answered while the rest of the registry loads.
+    private var countsWhileLoading: RegistryStore.Counts?
+    /// Requests held while the registry loads (`ConnectionService.received`).
+    let loadGate = RegistryLoadGate()
+    /// The apps folders are watched (from `begin`, or from `apply`).
+    var watching = false
+    /// Apps registered by hand from which the load's free memory is given back (`finishedLoading`).
+    static let trimAfterLoading = 1_000
+    /// The desktop side's claims, checked once the registry is in (`whenLoaded`).
+    private var desktopCheckAfterLoad: (() -> Void)?
 
     init(loop: EventLoop, logger: Logger, folders: [String], watchFolders: Bool, files: WorkQueue,
          wallClock: @escaping @Sendable () -> Int64 = { RegistryStore.millisecondsNow() }, makeWatcher: @escaping FolderWatching.Maker = { _ in nil }) {
@@ -66,116 +87,134 @@ final class RegistryService {
         self.watchFolders = watchFolders
     }
 
-    /// Reads the registry (blocking: call it off the loop): what `lsctl register` added and
-    /// the user's defaults from the database, then the apps folders (`scan`: the system's,
-    /// unless a test stands in). A folder bundle whose id was registered by hand from another
-    /// path is refused. A saved folder app in a folder or bundle the scan could not read now
-    /// stays as saved (`ScanCoverage`).
-    static func read(stateFolder: String?, folders: [String], now: Int64 = RegistryStore.millisecondsNow(),
-                     scan scanFolders: ([String]) -> BundleLoader.ScanResult = BundleLoader.scan) throws -> Loaded {
-        var stored: [RegistryStore.Stored] = []
-        var defaults: [URLScheme: String] = [:]
-        var store: RegistryStore?
-        var desktopClaims: [URLScheme: Int64] = [:]
-        if let stateFolder {
-            let opened = try RegistryStore(folder: stateFolder)
-            (stored, defaults) = try opened.load()
-            desktopClaims = try opened.desktopClaims()
-            store = opened
-        }
-        // One pass over what was saved (10,000 apps at a large start: each copy of the list
-        // costs a retain per field of every app).
-        var manual: [RegistryStore.Registration] = []
-        var saved: [RegistryStore.Registration] = []
-        var manualPaths: [String: String] = [:]
-        var folderTimes: [String: Int64] = [:]
-        var latest: Int64 = 0
-        manual.reserveCapacity(stored.count)
-        for entry in stored {
-            latest = max(latest, entry.registeredAt)
-            switch entry.source {
-            case .manual:
-                manual.append((entry.app, entry.registeredAt))
-                if manualPaths[entry.app.id] == nil { manualPaths[entry.app.id] = entry.app.path }
-            case .folder:
-                saved.append((entry.app, entry.registeredAt))
-                if folderTimes[entry.app.id] == nil { folderTimes[entry.app.id] = entry.registeredAt }
-            }
-        }
-        stored = []
-        // Bundles that arrived while the daemon was not running: registered now, after every
-        // stored registration even if the clock went back.
-        let scanTime = max(now, latest + 1)
-        let scan = scanFolders(folders)
-        var refused = scan.errors
-        var fromFolders: [RegistryStore.Registration] = []
-        // Saved where the scan could not look: kept as saved, unless found where it was.
-        var held: [String: RegistryStore.Registration] = [:]
-        if !scan.coverage.isComplete {
-            for entry in saved where !scan.coverage.sawGone(bundleAt: entry.app.path) { held[entry.app.id] = entry }
-        }
-        for bundle in scan.bundles {
-            if let path = manualPaths[bundle.id] {
-                if path != bundle.path { refused.append(Self.alreadyRegistered(bundle, from: path)) }
-                continue
-            }
-            // The same id found elsewhere: which one it is, a complete scan decides.
-            if let kept = held[bundle.id], kept.app.path != bundle.path { continue }
-            held[bundle.id] = nil
-            fromFolders.append((bundle, folderTimes[bundle.id] ?? scanTime))
-        }
-        fromFolders += held.values
-        // Written only when the folders changed while the daemon was away: at an ordinary
-        // start the saved folder registrations are what the scan found, and rewriting them
-        // would read the whole database (10,000 apps: most of the start).
-        if !Self.same(saved, fromFolders) { try store?.replaceFolderApps(fromFolders) }
-        return Loaded(store: store, manual: manual, fromFolders: fromFolders, defaults: defaults, refused: refused,
-                      unreadable: scan.coverage.unreadable, desktopClaims: desktopClaims)
-    }
-
-    /// Whether two sets of registrations hold the same apps with the same times, in any order.
-    static func same(_ a: [RegistryStore.Registration], _ b: [RegistryStore.Registration]) -> Bool {
-        guard a.count == b.count else { return false }
-        var times: [AppBundle: Int64] = [:]
-        for (app, time) in a { times[app] = time }
-        return times.count == a.count && b.allSatisfy { times[$0.app] == $0.registeredAt }
-    }
-
-    static func alreadyRegistered(_ bundle: AppBundle, from path: String) -> BundleError {
-        BundleError(path: bundle.path, key: "CFBundleIdentifier", problem: "'\(bundle.id)' is already registered from \(path) (lsctl register); unregister that first",
-                    declaredSchemes: bundle.schemes)
-    }
-
-    /// Takes what `read` found, on the loop, and starts watching the folders.
-    func apply(_ loaded: Loaded) {
+    /// Takes what the start read before serving (`start`), on the loop: the store, the
+    /// refused bundles and the counts that `lsctl status` shows until the rest is in. Without
+    /// a state folder there is nothing more to read, and `loaded` is taken in at once.
+    func begin(_ started: Started, loaded: Loaded?) {
         loop.assertInEventLoop()
-        store = loaded.store
-        // The bulk load, in one pass (nothing to warn about one by one; the contenders are
-        // named below, once). Folder registrations come second, as `register` would take them.
-        if registry.apps.isEmpty {
-            registry = Registry(loading: [loaded.manual, loaded.fromFolders].joined())
-        } else {
-            for (app, time) in loaded.manual + loaded.fromFolders { registry.register(app, at: time) }
-        }
-        sources.reserveCapacity(registry.apps.count)
-        for (app, _) in loaded.manual { sources[app.id] = .manual }
-        for (app, _) in loaded.fromFolders { sources[app.id] = .folder }
-        for (scheme, id) in loaded.defaults { registry.setDefault(id, for: scheme) }
-        desktopClaims = loaded.desktopClaims
-        lastIssued = max(lastIssued, registry.registeredAt.values.max() ?? 0, desktopClaims.values.max() ?? 0)
-        // Every scheme claimed by several apps with no default chosen: each contender is named.
-        // Only the contested schemes are sorted and looked at, not every scheme.
-        let contested = registry.claimants.compactMap { $0.value.count > 1 && registry.defaults[$0.key] == nil ? $0.key : nil }
-        for scheme in contested.sorted() {
-            for claim in registry.claims(on: scheme).dropFirst() { warnContender(claim.app, scheme) }
-        }
-        refused = loaded.refused
+        store = started.store
+        refused = started.refused
         for error in refused {
             logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(TerminalText.escapingControls(error.path))"])
         }
+        if let loaded { return apply(loaded, refusalsLogged: true) }
+        countsWhileLoading = started.counts
+        pendingLoad = started
+        loadGate.close()
+        // Watched from the scan on, as before the split: a change after the first answer is
+        // never missed. A rescan it causes reads on `files` after the load (`rescan`).
         startWatching()
-        noteCoverage(loaded.unreadable)
-        logger.info("registry loaded: \(registry.apps.count) apps (\(loaded.manual.count) registered by hand), \(registry.claimants.count) schemes, \(loaded.defaults.count) defaults, \(refused.count) refused\(loaded.unreadable.isEmpty ? "" : ", \(loaded.unreadable.count) could not be read")")
+        noteCoverage(started.unreadable)
+    }
+
+    /// Reads the rest of the registry on `files` (the apps registered by hand, the defaults,
+    /// the desktop claims; the in-memory registry built there too), then takes it in on the
+    /// loop and answers the requests held meanwhile (`loadGate`), in the order they came.
+    /// Called once the socket serves; does nothing when `begin` had everything.
+    func finishLoading() {
+        loop.assertInEventLoop()
+        guard let started = pendingLoad else { return }
+        pendingLoad = nil
+        let loop = self.loop
+        let service = NIOLoopBound(self, eventLoop: loop)
+        files.async {
+            let result = Result { try RegistryService.finish(started) }
+            loop.execute { service.value.finishedLoading(result, started) }
+        }
+    }
+
+    private func finishedLoading(_ result: Result<Loaded, any Error>, _ started: Started) {
+        let loaded: Loaded
+        switch result {
+        case .success(let read): loaded = read
+        case .failure(let error):
+            // The file was checked and counted a moment ago; should its rows still fail to
+            // read, the apps folders' apps serve and the failure is named.
+            // The next start checks the file in full (`CleanClose`), and sets it aside if damaged.
+            started.store?.distrustCleanClose()
+            logger.error("could not read the apps registered by hand, the defaults and the desktop claims: \(error); serving the apps folders' apps only until launchservicesd restarts, which checks \(started.store?.file ?? "registry.sqlite") in full")
+            loaded = RegistryService.built(Loaded(store: started.store, manual: [], fromFolders: started.fromFolders, defaults: [:],
+                                                  refused: started.refused, unreadable: started.unreadable))
+        }
+        countsWhileLoading = nil
+        if stopped {
+            loadGate.discard()
+            return
+        }
+        apply(loaded, refusalsLogged: true)
+        if let saved = started.counts, saved != counts {
+            // An earlier version wrote to the file since the index was built: rebuilt, so the
+            // next start's counts are right again (the registry itself came from the app rows).
+            logger.notice("registry.sqlite's claim index counted \(saved.apps) apps and \(saved.schemes) schemes, but holds \(counts.apps) and \(counts.schemes): an earlier launchservicesd wrote to it; rebuilding the index")
+            persist({ try $0.rebuildClaimIndex() }) { [logger] error in
+                if let error { logger.warning("could not rebuild the claim index: \(error); lsctl status may count wrongly at the next start, until the registry is in") }
+            }
+        }
+        // What reading every row left free (row buffers, the lists the registry was built
+        // from) goes back to the system, off the loop: the daemon's memory is then the
+        // registry's. Only after a large load: the trim walks every malloc arena, holding
+        // each one's lock, which a small registry's few pages are not worth.
+        guard loaded.manual.count >= Self.trimAfterLoading else { return }
+        files.async { [store] in
+            store?.releaseCachedPages()
+            _ = ls_return_free_memory()
+        }
+    }
+
+    /// Takes what `read` found, on the loop, and starts watching the folders.
+    func apply(_ loaded: Loaded, refusalsLogged: Bool = false) {
+        loop.assertInEventLoop()
+        store = loaded.store
+        // The bulk load, built off the loop (`finish`): nothing to warn about one by one; the
+        // contenders are named below, once. Folder registrations come second, as `register`
+        // would take them.
+        let contested: [URLScheme]
+        if registry.apps.isEmpty {
+            registry = loaded.registry
+            sources = loaded.sources
+            lastIssued = max(lastIssued, loaded.latest)
+            contested = loaded.contested
+        } else {
+            for (app, time) in loaded.manual + loaded.fromFolders { registry.register(app, at: time) }
+            for (app, _) in loaded.manual { sources[app.id] = .manual }
+            for (app, _) in loaded.fromFolders { sources[app.id] = .folder }
+            for (scheme, id) in loaded.defaults { registry.setDefault(id, for: scheme) }
+            lastIssued = max(lastIssued, registry.registeredAt.values.max() ?? 0, loaded.desktopClaims.values.max() ?? 0)
+            // Every scheme claimed by several apps with no default chosen: each contender is named.
+            contested = registry.claimants.compactMap { $0.value.count > 1 && registry.defaults[$0.key] == nil ? $0.key : nil }.sorted()
+        }
+        desktopClaims = loaded.desktopClaims
+        for scheme in contested {
+            for claim in registry.claims(on: scheme).dropFirst() { warnContender(claim.app, scheme) }
+        }
+        refused = loaded.refused
+        if !refusalsLogged {
+            for error in refused {
+                logger.warning("bundle refused: \(error)", metadata: ["bundle_path": "\(TerminalText.escapingControls(error.path))"])
+            }
+        }
+        if !watching {
+            startWatching()
+            noteCoverage(loaded.unreadable)
+        }
+        let waiting = loadGate.heldCount
+        logger.info("registry loaded: \(registry.apps.count) apps (\(loaded.manual.count) registered by hand), \(registry.claimants.count) schemes, \(loaded.defaults.count) defaults, \(refused.count) refused\(loaded.unreadable.isEmpty ? "" : ", \(loaded.unreadable.count) could not be read")\(waiting > 0 ? "; answering the \(waiting) requests that waited for it" : "")")
+        loadGate.open()
+        desktopCheckAfterLoad?()
+        desktopCheckAfterLoad = nil
+    }
+
+    /// How many apps are registered and how many schemes they claim (`lsctl status`): as
+    /// saved while the rest of the registry loads, then as in memory.
+    var counts: RegistryStore.Counts {
+        countsWhileLoading ?? RegistryStore.Counts(apps: registry.apps.count, schemes: registry.claimants.count)
+    }
+
+    /// Runs `check` now, or once the registry is in (only the last one asked for: each reads
+    /// the desktop side as it is then).
+    func whenLoaded(_ check: @escaping () -> Void) {
+        if pendingLoad == nil && countsWhileLoading == nil { return check() }
+        desktopCheckAfterLoad = check
     }
 
     // MARK: Changes (in memory; the caller saved them first, see `persist`)

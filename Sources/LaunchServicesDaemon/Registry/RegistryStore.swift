@@ -32,9 +32,18 @@ public final class RegistryStore: Sendable {
     var damage: DamagedDatabase? { database.damage }
     var file: String { database.path }
 
+    /// The check was skipped at this open: the file is as a clean stop left it (`CleanClose`).
+    var checkSkipped: Bool { database.checkSkipped }
+    /// The next start checks the file, even after a clean stop.
+    func distrustCleanClose() { database.distrustCleanClose() }
+
+    /// Where the registry of state folder `folder` is.
+    static func path(in folder: String) -> String { folder + "/registry.sqlite" }
+
     /// Opens (creating if needed) `folder/registry.sqlite`; a damaged one is set aside first.
-    public init(folder: String) throws {
-        database = try StateDatabase(folder: folder, file: "registry.sqlite", describe: Self.describeLoss) { migrator in
+    /// `trustCleanClose`: a file a clean stop left unchanged is not checked again (`CleanClose`).
+    public init(folder: String, trustCleanClose: Bool = true) throws {
+        database = try StateDatabase(folder: folder, file: "registry.sqlite", trustCleanClose: trustCleanClose, describe: Self.describeLoss) { migrator in
             migrator.registerMigration("v1") { db in
                 try db.create(table: "app") { t in
                     t.primaryKey("id", .text)
@@ -102,6 +111,8 @@ public final class RegistryStore: Sendable {
                     t.column("since", .integer).notNull()
                 }
             }
+            // v7: the claim index and the counts (RegistryStore+Claims.swift).
+            migrator.registerMigration("v7", migrate: Self.migrateV7)
         }
     }
 
@@ -122,35 +133,60 @@ public final class RegistryStore: Sendable {
 
     /// Everything stored: apps and defaults.
     public func load() throws -> (apps: [Stored], defaults: [URLScheme: String]) {
-        try database.read { db in
+        (try loadApps(), try loadDefaults())
+    }
+
+    /// The stored apps, or only those of one source (the start reads the folder apps before
+    /// it serves, those registered by hand after).
+    public func loadApps(source: Source? = nil) throws -> [Stored] {
+        // An unknown source reads as manual, as below.
+        let filter = switch source {
+        case nil: ""
+        case .folder: " WHERE source = 'folder'"
+        case .manual: " WHERE source != 'folder'"
+        }
+        return try database.read { db in
             var apps: [Stored] = []
-            apps.reserveCapacity(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM app") ?? 0)
+            apps.reserveCapacity(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM app" + filter) ?? 0)
             // Columns by position, rows one at a time: the daemon's start with 10,000 apps
             // is mostly this loop.
             var urlTypes: [String: [AppBundle.URLType]] = [:]
-            let types = try Row.fetchCursor(db, sql: "SELECT appID, name, schemes FROM urlType ORDER BY appID, position")
+            let types = try Row.fetchCursor(db, sql: "SELECT appID, name, schemes FROM urlType" + (source == nil ? "" : " WHERE appID IN (SELECT id FROM app\(filter))")
+                                                + " ORDER BY appID, position")
             while let row = try types.next() {
                 let schemes = Self.schemes(row[2])
                 if !schemes.isEmpty { urlTypes[row[0], default: []].append(AppBundle.URLType(name: row[1], schemes: schemes)) }
             }
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, name, path, executable, schemes, queriesSchemes, source, registeredAt FROM app ORDER BY id")
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, name, path, executable, schemes, queriesSchemes, source, registeredAt FROM app\(filter) ORDER BY id")
             while let row = try rows.next() {
                 let id: String = row[0]
                 let queries = Self.schemes(row[5])
-                let app = AppBundle(id: id, name: row[1], path: row[2], executable: row[3], schemes: Self.schemes(row[4]),
-                                    queriesSchemes: queries.isEmpty ? [] : Set(queries), urlTypes: urlTypes[id] ?? [])
+                let schemes = Self.schemes(row[4])
+                var types = urlTypes.removeValue(forKey: id) ?? []
+                // The usual bundle, one URL type with every scheme: one array for both, not two
+                // (about a tenth of a large registry's memory).
+                if types.count == 1 && types[0].schemes == schemes { types[0].schemes = schemes }
+                let app = AppBundle(id: id, name: row[1], path: row[2], executable: row[3], schemes: schemes,
+                                    queriesSchemes: queries.isEmpty ? [] : Set(queries), urlTypes: types)
                 apps.append(Stored(app: app, source: Source(rawValue: row[6]) ?? .manual, registeredAt: row[7]))
             }
+            return apps
+        }
+    }
+
+    /// The user's defaults (`lsctl default`).
+    public func loadDefaults() throws -> [URLScheme: String] {
+        try database.read { db in
             var defaults: [URLScheme: String] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT scheme, bundleID FROM schemeDefault") {
                 if let scheme = try? URLScheme(validating: row["scheme"] as String) { defaults[scheme] = row["bundleID"] }
             }
-            return (apps, defaults)
+            return defaults
         }
     }
 
     /// The schemes of a space-separated column; one no longer valid is dropped.
-    private static func schemes(_ column: String) -> [URLScheme] {
+    static func schemes(_ column: String) -> [URLScheme] {
         column.utf8.split(separator: UInt8(ascii: " ")).compactMap { try? URLScheme(validating: String(decoding: $0, as: UTF8.self)) }
     }
 
@@ -160,14 +196,27 @@ public final class RegistryStore: Sendable {
         try database.write { db in try Self.insert(app, source: source, registeredAt: registeredAt, db) }
     }
 
+    /// Saves several apps in one transaction (a bulk import; the bench's large registries).
+    public func save(_ apps: [Registration], source: Source) throws {
+        try database.write { db in
+            for (app, registeredAt) in apps { try Self.insert(app, source: source, registeredAt: registeredAt, db) }
+        }
+    }
+
     static func insert(_ app: AppBundle, source: Source, registeredAt: Int64, _ db: Database) throws {
+        // An upsert, not INSERT OR REPLACE: a replacement would delete the old row without
+        // firing the delete trigger, and the app would be counted twice (registryCount).
         try db.execute(sql: """
-            INSERT OR REPLACE INTO app (id, name, path, executable, schemes, queriesSchemes, source, registeredAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO app (id, name, path, executable, schemes, queriesSchemes, source, registeredAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET name = excluded.name, path = excluded.path, executable = excluded.executable, schemes = excluded.schemes,
+                queriesSchemes = excluded.queriesSchemes, source = excluded.source, registeredAt = excluded.registeredAt
             """, arguments: [app.id, app.name, app.path, app.executable,
                              app.schemes.map(\.normalized).joined(separator: " "),
                              app.queriesSchemes.map(\.normalized).sorted().joined(separator: " "), source.rawValue, registeredAt])
         try db.execute(sql: "DELETE FROM urlType WHERE appID = ?", arguments: [app.id])
         try insertURLTypes(app.urlTypes, of: app.id, db)
+        try db.execute(sql: "DELETE FROM claim WHERE appID = ?", arguments: [app.id])
+        try insertClaims(id: app.id, schemes: app.schemes, registeredAt: registeredAt, db)
     }
 
     /// An app's URL types, in declaration order; schemes space-separated like `app.schemes`.
@@ -182,6 +231,7 @@ public final class RegistryStore: Sendable {
     public func replaceFolderApps(_ apps: [Registration]) throws {
         try database.write { db in
             try db.execute(sql: "DELETE FROM urlType WHERE appID IN (SELECT id FROM app WHERE source = 'folder')")
+            try db.execute(sql: "DELETE FROM claim WHERE appID IN (SELECT id FROM app WHERE source = 'folder')")
             try db.execute(sql: "DELETE FROM app WHERE source = 'folder'")
             for (app, registeredAt) in apps { try Self.insert(app, source: .folder, registeredAt: registeredAt, db) }
         }
@@ -198,6 +248,7 @@ public final class RegistryStore: Sendable {
     public func delete(_ id: String) throws {
         try database.write { db in
             try db.execute(sql: "DELETE FROM urlType WHERE appID = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM claim WHERE appID = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM app WHERE id = ?", arguments: [id])
         }
     }

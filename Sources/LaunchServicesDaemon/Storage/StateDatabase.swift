@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOConcurrencyHelpers
 
 /// One of the daemon's SQLite files (the registry, the pasteboards), in the owner-only state
 /// folder: checked before it is opened for writing, with other processes kept out
@@ -18,6 +19,13 @@ final class StateDatabase: Sendable {
     let queue: DatabaseQueue
     /// What this open found damaged and set aside, if anything.
     let damage: DamagedDatabase?
+    /// Whether a clean stop's record stands for the check at this open (`CleanClose`);
+    /// `close` writes the record again.
+    let trustsCleanClose: Bool
+    /// The check was skipped at this open: the file is as a clean stop left it.
+    let checkSkipped: Bool
+    /// Cleared when a read failed on this file: the next start checks it, however it stops.
+    private let recordsAtClose = NIOLockedValueBox(true)
 
     /// Opens (creating it if needed) `folder/file`. `describe` says what a damaged file held
     /// (see `DatabaseCheck.inspect`). `secureDelete` overwrites deleted content with zeros
@@ -26,7 +34,7 @@ final class StateDatabase: Sendable {
     /// file is rebuilt (`VACUUM`) and its log emptied afterwards, so nothing an earlier version
     /// left in free pages or in the log survives. A file created now is never rebuilt, so a
     /// first start needs no more room than the new file itself.
-    init(folder: String, file: String, secureDelete: Bool = false, describe: (DatabaseCheck.Connection) -> String,
+    init(folder: String, file: String, secureDelete: Bool = false, trustCleanClose: Bool = false, describe: (DatabaseCheck.Connection) -> String,
          rebuildIf: ((Database, _ applied: Set<String>) throws -> Bool)? = nil,
          migrations: (inout DatabaseMigrator) -> Void) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -35,11 +43,19 @@ final class StateDatabase: Sendable {
         // No other process may read or write the file while it is checked and, if damaged,
         // set aside; one that holds it is named instead, and nothing is done.
         let hold = try DatabaseFileLock.take(path)
-        switch try DatabaseCheck.inspect(path, describe: describe) {
-        case .absent, .sound:
+        trustsCleanClose = trustCleanClose
+        checkSkipped = trustCleanClose && CleanClose.matches(path)
+        // Gone before anything can write the file: a crash from here on leaves no record.
+        CleanClose.forget(path)
+        if checkSkipped {
             damage = nil
-        case .damaged(let reason, let lost):
-            damage = try DamagedDatabase.setAside(path, reason: reason, lost: lost)
+        } else {
+            switch try DatabaseCheck.inspect(path, describe: describe) {
+            case .absent, .sound:
+                damage = nil
+            case .damaged(let reason, let lost):
+                damage = try DamagedDatabase.setAside(path, reason: reason, lost: lost)
+            }
         }
         hold?.release()
         var configuration = Configuration()
@@ -136,5 +152,11 @@ final class StateDatabase: Sendable {
     /// stopped daemon leaves one file. Later writes fail (named).
     func close() throws {
         try queue.close()
+        if trustsCleanClose && recordsAtClose.withLockedValue({ $0 }) { CleanClose.record(path) }
+    }
+
+    /// The next start checks the file, even after a clean stop (a read of it failed).
+    func distrustCleanClose() {
+        recordsAtClose.withLockedValue { $0 = false }
     }
 }

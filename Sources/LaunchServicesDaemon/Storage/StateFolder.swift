@@ -9,7 +9,11 @@ import Logging
 /// databases found damaged and set aside, and what cannot be kept.
 struct OpenedStateFolder: Sendable {
     var lock: StateFolderLock?
-    var registry: RegistryService.Loaded
+    /// What the start read of the registry before serving (`RegistryService.start`)…
+    var registry: RegistryService.Started
+    /// …and the rest, when there was nothing more to read (no state folder); otherwise
+    /// `RegistryService.finishLoading` reads it once the socket serves.
+    var loadedRegistry: RegistryService.Loaded?
     var damaged: [DamagedDatabase]
     var problems: [String]
     var pasteboardStore: PasteboardStore?
@@ -29,8 +33,9 @@ struct OpenedStateFolder: Sendable {
             lock = try StateFolderLock(folder: stateFolder, socket: socketPath)
         }
         if !activated { try SocketListener.refuseIfServed(socketPath) }
-        let loaded = try RegistryService.read(stateFolder: stateFolder, folders: appsFolders)
-        var opened = OpenedStateFolder(lock: lock, registry: loaded, damaged: [loaded.store?.damage].compactMap { $0 }, problems: [],
+        let started = try RegistryService.start(stateFolder: stateFolder, folders: appsFolders)
+        var opened = OpenedStateFolder(lock: lock, registry: started, loadedRegistry: started.store == nil ? try RegistryService.finish(started) : nil,
+                                       damaged: [started.store?.damage].compactMap { $0 }, problems: [],
                                        pasteboardStore: nil, savedPasteboards: [], kept: [])
         if let stateFolder {
             do {

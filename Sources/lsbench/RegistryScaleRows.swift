@@ -1,0 +1,88 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import LaunchServicesClient
+import LaunchServicesCore
+import LaunchServicesDaemon
+
+/// The registry's scale rows: the daemon's start until it answers (a status query), with
+/// an empty registry and with one of each size asked for (`--registry-apps`, five schemes an
+/// app, saved as a scan would save them: one named URL type), then resolution (`canOpen`) in
+/// each and the daemon's memory after those trips, against the idle daemon. Each fixture is
+/// written in one transaction. The first trip waits for the part of the registry read after
+/// the socket serves, so the memory is that of the whole registry in memory.
+extension LSBench {
+    /// The registry sizes asked for.
+    var registrySizes: [Int] {
+        get throws {
+            let sizes = registryApps.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard !sizes.isEmpty, sizes.allSatisfy({ ($0 ?? 0) > 0 }) else {
+                throw ValidationError("--registry-apps takes app counts separated by commas (e.g. 1000,10000,100000), not '\(registryApps)'")
+            }
+            return sizes.compactMap { $0 }
+        }
+    }
+
+    func registryScale(_ report: Report, work: String, idle: Row) throws {
+        let sizes = try registrySizes
+        func startSamples(state: String) throws -> [UInt64] {
+            try (0..<starts).map { n in
+                let socket = work + "/scale-\(n).sock"
+                let start = DispatchTime.now().uptimeNanoseconds
+                let daemon = try startDaemon(socket: socket, apps: work + "/no-apps", state: state, log: work + "/scale.log", poll: 500)
+                defer { daemon.stop() }
+                return DispatchTime.now().uptimeNanoseconds - start
+            }
+        }
+        report.gap()
+        let emptyRow = report.row("daemon start → first answer, empty registry (baseline)", try startSamples(state: work + "/empty-state"))
+        for count in sizes {
+            let state = work + "/registry-\(count)"
+            try Self.writeRegistry(apps: count, into: state)
+            report.row("daemon start → first answer, \(count) apps / \(count * 5) schemes", try startSamples(state: state), baseline: emptyRow)
+            let socket = work + "/scale-resolve.sock"
+            let daemon = try startDaemon(socket: socket, apps: work + "/no-apps", state: state, log: work + "/scale.log", poll: 500)
+            defer { daemon.stop() }
+            let client = try LaunchServicesClient(socketPath: socket, program: "lsbench")
+            defer { client.close() }
+            var resolve: [UInt64] = []
+            for i in 0..<2000 {
+                let start = DispatchTime.now().uptimeNanoseconds
+                let answer = try client.canOpen("s\((i * 7919) % count)x3:go")
+                resolve.append(DispatchTime.now().uptimeNanoseconds - start)
+                guard answer.canOpen else { throw ValidationError("scheme not resolved") }
+            }
+            report.row("canOpen round trip in the \(count * 5)-scheme registry", resolve)
+            report.add(try DaemonMemory.row("daemon memory with \(count) apps, after the canOpen trips", pid: daemon.pid).against(idle))
+        }
+    }
+
+    /// `apps` apps registered by hand in `state`'s registry, in one transaction; the store
+    /// holds the file exclusively, as the daemon does, so it is closed before a daemon opens it.
+    static func writeRegistry(apps count: Int, into state: String) throws {
+        let store = try RegistryStore(folder: state)
+        let apps = (0..<count).map { i in
+            let schemes = (0..<5).map { try! URLScheme(validating: "s\(i)x\($0)") }
+            return (app: AppBundle(id: "bench.app\(i)", name: "App \(i)", path: "/nowhere/app\(i).app", executable: "app",
+                                   schemes: schemes, urlTypes: [AppBundle.URLType(name: "bench.app\(i).links", schemes: schemes)]),
+                    registeredAt: RegistryStore.millisecondsNow())
+        }
+        try store.save(apps, source: .manual)
+        try store.close()
+    }
+
+    /// `--registry-only`: the idle daemon (no apps: only the daemon and lsbench are needed),
+    /// then the scale rows.
+    func runRegistryOnly(work: String) throws {
+        let report = Report(json: json)
+        let idle: Row
+        do {
+            let daemon = try startDaemon(socket: work + "/socket", apps: work + "/no-apps", state: work + "/state", log: work + "/daemon.log", poll: 20_000)
+            defer { daemon.stop() }
+            idle = try DaemonMemory.row("daemon memory, idle after start (baseline)", pid: daemon.pid)
+        }
+        report.add(idle)
+        try registryScale(report, work: work, idle: idle)
+        try report.finish()
+    }
+}
