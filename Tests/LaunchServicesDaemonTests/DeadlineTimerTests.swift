@@ -35,6 +35,27 @@ struct DeadlineTimerTests {
         #expect(passed.count == 3)
     }
 
+    @Test("one caller's opens in turn (cancel the last, arm the next) leave the timer where it was; it moves on once, when it comes")
+    func openAfterOpen() {
+        let loop = EmbeddedEventLoop()
+        let timer = DeadlineTimer(loop: loop)
+        var passed: [LaunchToken] = []
+        timer.passed = { passed.append($1) }
+        let start = loop.now
+        timer.arm(1, app: "a", after: .seconds(5))
+        for n in 2...50 {
+            loop.advanceTime(by: .milliseconds(10))
+            timer.cancel(LaunchToken(integerLiteral: UInt32(n - 1)))
+            timer.arm(LaunchToken(integerLiteral: UInt32(n)), app: "a", after: .seconds(5))
+            #expect(timer.firesAt == start + .seconds(5), "open \(n) set the timer again")
+        }
+        loop.advanceTime(to: start + .seconds(5))
+        #expect(passed.isEmpty)
+        #expect(timer.firesAt == start + .milliseconds(490) + .seconds(5))
+        loop.advanceTime(to: start + .milliseconds(490) + .seconds(5))
+        #expect(passed == [50] && timer.firesAt == nil)
+    }
+
     @Test("generated arms, cancels and waits: the deadlines reported equal a model's, in its order")
     func generated() {
         let seed = ProcessInfo.processInfo.environment["LS_DEADLINE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)

@@ -29,6 +29,8 @@ final class DeadlineTimer {
 
     /// Deadlines armed and not yet passed or cancelled.
     var count: Int { armed.count }
+    /// When the timer is set to fire, if it is.
+    var firesAt: NIODeadline? { timer?.at }
 
     func arm(_ token: LaunchToken, app: String, after: Duration) {
         let at = loop.now + TimeAmount(after)
@@ -37,12 +39,11 @@ final class DeadlineTimer {
         schedule(at)
     }
 
+    /// The timer stays set even when nothing is left: one caller's opens, one after another,
+    /// each cancel the last deadline and arm the next, and cancelling and setting the timer
+    /// in between would cost what this saves. It finds nothing due and stops.
     func cancel(_ token: LaunchToken) {
         armed.removeValue(forKey: token)
-        if armed.isEmpty, let timer {
-            timer.task.cancel()
-            self.timer = nil
-        }
     }
 
     private func schedule(_ at: NIODeadline) {
