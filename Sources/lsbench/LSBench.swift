@@ -90,6 +90,9 @@ struct LSBench: ParsableCommand {
     @Option(help: "Write the start rows' layout of --desktop-entries entries into this new folder, print the environment a daemon reads it with, and exit (to profile by hand).")
     var writeDesktopLayout: String?
 
+    @Option(help: "Write the scale rows' registry of the first --registry-apps size into this new state folder and exit (to profile a daemon holding it by hand).")
+    var writeRegistry: String?
+
     @Option(help: "Warm opens before reading the daemon's memory again.")
     var rssOpens = 100_000
 
@@ -111,6 +114,7 @@ struct LSBench: ParsableCommand {
     func run() throws {
         if echoChild { Echo.serve() }
         if let writeDesktopLayout { return try writeLayout(writeDesktopLayout) }
+        if let writeRegistry { return try Self.writeRegistry(apps: try registrySizes[0], into: writeRegistry) }
         if let throughputChild { Throughput.child(socket: throughputChild, count: throughputOpens) }
         let work = try TemporaryFolder(prefix: "lsbench")
         defer { work.remove() }

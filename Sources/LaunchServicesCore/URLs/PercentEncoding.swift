@@ -11,8 +11,9 @@ public enum PercentEncoding {
     /// `data=hello+world`). Malformed escapes are kept literally rather than dropped, so no
     /// data is lost; invalid UTF-8 after decoding is repaired with U+FFFD.
     public static func decode(_ text: Substring, plusAsSpace: Bool = false) -> String {
+        // Most components hold no escape: then no copy of the bytes is made.
+        guard text.utf8.contains(0x25) || (plusAsSpace && text.utf8.contains(0x2B)) else { return String(text) }
         let bytes = Array(text.utf8)
-        guard bytes.contains(0x25) || (plusAsSpace && bytes.contains(0x2B)) else { return String(text) }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = 0
