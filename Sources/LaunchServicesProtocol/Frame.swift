@@ -17,16 +17,14 @@ public enum Frame {
 
     /// Encodes a message as a whole frame (length prefix included), ready to write.
     public static func encode(_ envelope: Envelope) -> [UInt8] {
-        var writer = WireWriter(capacity: 96)
+        // Room for an open's answer with its phases (about 150 bytes) without growing.
+        var writer = WireWriter(capacity: 224)
         writer.u32(0)
         envelope.encode(into: &writer)
-        var bytes = writer.bytes
-        let length = UInt32(bytes.count - headerLength)
-        bytes[0] = UInt8(truncatingIfNeeded: length >> 24)
-        bytes[1] = UInt8(truncatingIfNeeded: length >> 16)
-        bytes[2] = UInt8(truncatingIfNeeded: length >> 8)
-        bytes[3] = UInt8(truncatingIfNeeded: length)
-        return bytes
+        // Patched in the writer, whose array is the only reference: a copy taken out first
+        // and then changed would copy every byte of the frame.
+        writer.patchU32(at: 0, UInt32(writer.bytes.count - headerLength))
+        return writer.bytes
     }
 
     /// Reads the length prefix at the start of `bytes`, validating it against `limit`.

@@ -18,6 +18,15 @@ public struct WireWriter {
         bytes.append(UInt8(truncatingIfNeeded: v))
     }
 
+    /// Overwrites the four bytes at `offset` with `v` (big-endian): a length prefix written
+    /// once what it counts is known.
+    public mutating func patchU32(at offset: Int, _ v: UInt32) {
+        bytes[offset] = UInt8(truncatingIfNeeded: v >> 24)
+        bytes[offset + 1] = UInt8(truncatingIfNeeded: v >> 16)
+        bytes[offset + 2] = UInt8(truncatingIfNeeded: v >> 8)
+        bytes[offset + 3] = UInt8(truncatingIfNeeded: v)
+    }
+
     public mutating func u64(_ v: UInt64) {
         u32(UInt32(truncatingIfNeeded: v >> 32))
         u32(UInt32(truncatingIfNeeded: v))
