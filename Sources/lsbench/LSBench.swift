@@ -100,7 +100,7 @@ struct LSBench: ParsableCommand {
     var throughputClients = [1, 10, 100]
 
     @Option(help: "Warm opens each throughput client makes.")
-    var throughputOpens = 1000
+    var throughputOpens = 3000
 
     @Option(help: .hidden)
     var throughputChild: String?
