@@ -5,7 +5,9 @@ import LaunchServicesClient
 import LaunchServicesCore
 import LaunchServicesDaemon
 
-/// The registry's scale rows: the daemon's start until it answers (a status query), with
+/// The registry's scale rows: the daemon's start until it answers (a status query), and
+/// until a `canOpen` sent right after that is answered (it needs the whole registry, which is
+/// read after the socket serves), with
 /// an empty registry and with one of each size asked for (`--registry-apps`, five schemes an
 /// app, saved as a scan would save them: one named URL type), then resolution (`canOpen`) in
 /// each and the daemon's memory after those trips, against the idle daemon. Each fixture is
@@ -25,21 +27,34 @@ extension LSBench {
 
     func registryScale(_ report: Report, work: String, idle: Row) throws {
         let sizes = try registrySizes
-        func startSamples(state: String) throws -> [UInt64] {
-            try (0..<starts).map { n in
+        /// Per start: until the status query is answered (the first answer), and until a
+        /// `canOpen` sent right after it is (it waits for the rest of the registry).
+        func startSamples(state: String, scheme: String) throws -> (status: [UInt64], canOpen: [UInt64]) {
+            var status: [UInt64] = []
+            var canOpen: [UInt64] = []
+            for n in 0..<starts {
                 let socket = work + "/scale-\(n).sock"
                 let start = DispatchTime.now().uptimeNanoseconds
                 let daemon = try startDaemon(socket: socket, apps: work + "/no-apps", state: state, log: work + "/scale.log", poll: 500)
                 defer { daemon.stop() }
-                return DispatchTime.now().uptimeNanoseconds - start
+                status.append(DispatchTime.now().uptimeNanoseconds - start)
+                let client = try LaunchServicesClient(socketPath: socket, program: "lsbench")
+                defer { client.close() }
+                _ = try client.canOpen(scheme + ":go")
+                canOpen.append(DispatchTime.now().uptimeNanoseconds - start)
             }
+            return (status, canOpen)
         }
         report.gap()
-        let emptyRow = report.row("daemon start → first answer, empty registry (baseline)", try startSamples(state: work + "/empty-state"))
+        let empty = try startSamples(state: work + "/empty-state", scheme: "s0x3")
+        let emptyRow = report.row("daemon start → first answer, empty registry (baseline)", empty.status)
+        let emptyCanOpenRow = report.row("daemon start → first canOpen, empty registry (baseline)", empty.canOpen)
         for count in sizes {
             let state = work + "/registry-\(count)"
             try Self.writeRegistry(apps: count, into: state)
-            report.row("daemon start → first answer, \(count) apps / \(count * 5) schemes", try startSamples(state: state), baseline: emptyRow)
+            let samples = try startSamples(state: state, scheme: "s\(count / 2)x3")
+            report.row("daemon start → first answer, \(count) apps / \(count * 5) schemes", samples.status, baseline: emptyRow)
+            report.row("daemon start → first canOpen, \(count) apps / \(count * 5) schemes", samples.canOpen, baseline: emptyCanOpenRow)
             let socket = work + "/scale-resolve.sock"
             let daemon = try startDaemon(socket: socket, apps: work + "/no-apps", state: state, log: work + "/scale.log", poll: 500)
             defer { daemon.stop() }
