@@ -30,7 +30,7 @@ public struct ParsedURL: Hashable, Sendable, CustomStringConvertible {
         if let scanned = utf8.withContiguousStorageIfAvailable({ Delimiters($0) }) {
             found = scanned
         } else {
-            found = Delimiters(Array(utf8).withUnsafeBufferPointer { $0 })
+            found = Array(utf8).withUnsafeBufferPointer { Delimiters($0) }
         }
         if let control = found.control { throw .invalidCharacter(text, UInt32(control)) }
         guard let colonOffset = found.colon else { throw .missingScheme(text) }
