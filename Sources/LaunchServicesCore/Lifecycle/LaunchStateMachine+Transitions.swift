@@ -11,21 +11,32 @@ extension LaunchStateMachine {
     }
 
     mutating func begin(_ request: OpenRequest, app: String, now: UInt64, into actions: inout [Action]) {
-        var record = apps[app, default: AppRecord()]
-        record.lastUsed = now
-        record.stopGrace()
-        let launchState: LaunchState = switch record.state {
+        // The record is changed where it is (`apps.values[slot]`), not copied out and back:
+        // a copy shares its arrays with the stored one, so the first change to them would
+        // copy them, and writing it back would hash the identifier again.
+        let slot: Dictionary<String, AppRecord>.Index
+        if let found = apps.index(forKey: app) {
+            slot = found
+        } else {
+            apps[app] = AppRecord()
+            slot = apps.index(forKey: app)!
+        }
+        apps.values[slot].lastUsed = now
+        apps.values[slot].stopGrace()
+        let state = apps.values[slot].state
+        let launchState: LaunchState = switch state {
         case .notRunning: .cold
         case .suspended: .resumed
         case .active where frontmost == app: .hot
         default: .warm
         }
-        if record.state == .suspended, let pid = record.pid {
+        if state == .suspended, let pid = apps.values[slot].pid {
             actions.append(.resume(app: app, pid: pid))
             // Running again; a background open leaves it in the background.
-            record.lifecycle = .background(pid: pid, grace: nil)
+            apps.values[slot].lifecycle = .background(pid: pid, grace: nil)
         }
-        if record.state == .notRunning {
+        if state == .notRunning {
+            var record = apps.values[slot]
             var tx = Transaction(request: request, phase: .launch, phaseToken: tokens.take(), phaseStarted: now, launchState: launchState)
             // Written at spawn, both launch methods take their tokens now, right after the
             // launch's: the ids on the connection still increase.
@@ -42,8 +53,7 @@ extension LaunchStateMachine {
             // The app has one deadline timer, for its oldest open. An open joining others in
             // the window is not timed yet: the app handles frames one at a time, in order, so
             // it starts on this one only once it has answered those before it.
-            let oldest = record.inFlight.isEmpty
-            apps[app] = record
+            let oldest = apps.values[slot].inFlight.isEmpty
             if !request.background { bringToFront(app, into: &actions) }
             // Its token is taken once the front has changed (a grace armed there takes one
             // first), the order in which the daemon has always numbered them.
@@ -109,15 +119,15 @@ extension LaunchStateMachine {
             apps[previous] = other
             armGrace(previous, into: &actions)
         }
-        guard var record = apps[app] else { return }
-        if record.state == .background || record.state == .suspended {
+        guard let slot = apps.index(forKey: app) else { return }
+        let state = apps.values[slot].state
+        if state == .background || state == .suspended {
             actions.append(.notify(app: app, .willEnterForeground))
         }
-        if record.state != .active {
+        if state != .active {
             actions.append(.notify(app: app, .didBecomeActive))
+            apps.values[slot].lifecycle = .active(pid: apps.values[slot].pid)
         }
-        record.lifecycle = .active(pid: record.pid)
-        apps[app] = record
         frontmost = app
     }
 
@@ -154,10 +164,12 @@ extension LaunchStateMachine {
     /// an app that answers each open within the deadline is not declared hung however many
     /// are in flight, and one stuck in an open is still ended a deadline after it began it.
     mutating func finish(app: String, token: LaunchToken, now: UInt64, into actions: inout [Action]) {
-        guard let index = apps[app]?.inFlight.firstIndex(where: { $0.phaseToken == token }) else { return }
-        apps[app]?.inFlight.remove(at: index)
+        // The record found once and changed where it is (`apps.values[slot]`): every open
+        // passes here, and each lookup by name hashes the identifier again.
+        guard let slot = apps.index(forKey: app), let index = apps.values[slot].inFlight.firstIndex(where: { $0.phaseToken == token }) else { return }
+        apps.values[slot].inFlight.remove(at: index)
         // Not for opens already answered (quit, shutdown): their apps are on their way out.
-        if index == 0, let oldest = apps[app]?.inFlight.first, !oldest.terminating, !oldest.replied {
+        if index == 0, let oldest = apps.values[slot].inFlight.first, !oldest.terminating, !oldest.replied {
             actions.append(armDeadline(app, oldest))
         }
         startNext(app: app, now: now, into: &actions)

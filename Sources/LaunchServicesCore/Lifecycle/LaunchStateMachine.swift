@@ -73,12 +73,18 @@ public struct LaunchStateMachine: Sendable {
         }
         // The record is changed in place, never copied out and back: a copy would duplicate
         // the whole queue on every open that waits (O(backlog) per open under load).
-        if apps[app] == nil { apps[app] = AppRecord() }
-        if mustWait(app) {
-            apps[app]!.queue.append(request)
+        let slot: Dictionary<String, AppRecord>.Index
+        if let found = apps.index(forKey: app) {
+            slot = found
+        } else {
+            apps[app] = AppRecord()
+            slot = apps.index(forKey: app)!
+        }
+        if mustWait(apps.values[slot]) {
+            apps.values[slot].queue.append(request)
             return []
         }
-        apps[app]!.queue.served(request.caller)
+        apps.values[slot].queue.served(request.caller)
         var actions: [Action] = []
         begin(request, app: app, now: now, into: &actions)
         return actions
@@ -87,9 +93,8 @@ public struct LaunchStateMachine: Sendable {
     /// Whether an open for `app` must queue: behind its end (a quit or an eviction: the exit
     /// starts the next one cold), behind a launch, behind opens already waiting (their turn comes first), or
     /// behind a full window. (Its own function, so no copy of the record outlives it.)
-    private func mustWait(_ app: String) -> Bool {
-        guard let record = apps[app] else { return false }
-        return record.ending != nil || !record.inFlight.isEmpty && !(record.queue.isEmpty && canPipeline(record))
+    private func mustWait(_ record: AppRecord) -> Bool {
+        record.ending != nil || !record.inFlight.isEmpty && !(record.queue.isEmpty && canPipeline(record))
     }
 
     /// The spawn succeeded. Nothing to do until the app checks in (the launch deadline is
@@ -148,14 +153,18 @@ public struct LaunchStateMachine: Sendable {
 
     /// The app answered the phase sent under `token`: `accepted` is the delegate's YES/NO.
     public mutating func phaseCompleted(app: String, token: LaunchToken, accepted: Bool, method: DeliveryMethod? = nil, now: UInt64) -> [Action] {
-        guard var record = apps[app], let index = record.inFlight.firstIndex(where: { $0.isCurrent(token) }) else { return [] }
-        var tx = record.inFlight[index]
+        guard let slot = apps.index(forKey: app), let index = apps.values[slot].inFlight.firstIndex(where: { $0.isCurrent(token) }) else { return [] }
+        var tx = apps.values[slot].inFlight[index]
         var actions: [Action] = []
         close(&tx, now: now)
         switch tx.phase {
         case .launch:
             return []
         case .willFinishLaunching, .didFinishLaunching:
+            // The launch methods' answers change the record in several places: a copy,
+            // written back. An open's answer (every warm open) changes one transaction in
+            // place, below.
+            var record = apps.values[slot]
             if !accepted && !tx.vetoed {
                 let answered = tx.replied
                 tx.standing = .vetoed
@@ -201,8 +210,7 @@ public struct LaunchStateMachine: Sendable {
                 }
                 actions.append(Self.reply(tx, outcome))
             }
-            record.inFlight[index] = tx
-            apps[app] = record
+            apps.values[slot].inFlight[index] = tx
             finish(app: app, token: token, now: now, into: &actions)
             return actions
         }
