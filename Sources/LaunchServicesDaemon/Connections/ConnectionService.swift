@@ -143,7 +143,9 @@ final class ConnectionService: ConnectionEvents {
         records.callerLeft(waiting, owed: lifecycle.machine.owed(among: waiting).union(opening.launchesOwed(among: waiting)))
         // Likewise its waiting pasteboard requests; one under way ends unanswered.
         pasteboards.connectionClosed(connection)
-        if let app = connection.appID, connections.detach(app, ifItIs: connection) != nil {
+        // An app whose exit is being handled (`AppLifecycle.processExited`) closed its end by
+        // dying: nothing to terminate, the exit says what happened.
+        if let app = connection.appID, connections.detach(app, ifItIs: connection) != nil, !lifecycle.exitsDraining.contains(app) {
             lifecycle.event { machine, _ in machine.disconnected(app: app) }
         }
         connections.flush()

@@ -85,9 +85,40 @@ final class AppLifecycle {
         executor.afterCurrentActions(work)
     }
 
+    /// Apps whose exit waits for what they wrote before it to be read (`processExited`).
+    private(set) var exitsDraining: Set<String> = []
+
+    /// How long an exit waits for the app's connection to end: the app's end closed with
+    /// it, so only a child that inherited the socket keeps it open past a few reads.
+    static let exitDrainWait: TimeAmount = .milliseconds(100)
+
     /// A process the daemon supervises exited: its timers and connection go, and the machine
-    /// hears of it.
+    /// hears of it, once what the app wrote before it died has been read. The exit can be
+    /// seen first: with its launch methods written at spawn an app runs ahead of the daemon,
+    /// and its hello and answers may still be in the socket when it crashes in the next
+    /// phase; read after the exit, they would be dropped and the crash named in a phase the
+    /// app had already passed. So the exit waits for the connection to end (EOF, after its
+    /// last frames), at most `exitDrainWait`.
     func processExited(_ process: any SupervisedProcess, status: ExitStatus) {
+        let app = process.bundleID
+        guard let connection = connections.app(app), connection.channel.isActive, exitsDraining.insert(app).inserted else {
+            return finishExit(process, status: status)
+        }
+        var finished = false
+        let finish = { [unowned self] in
+            guard !finished else { return }
+            finished = true
+            exitsDraining.remove(app)
+            finishExit(process, status: status)
+        }
+        let deadline = loop.assumeIsolated().scheduleTask(in: Self.exitDrainWait) { finish() }
+        connection.channel.closeFuture.assumeIsolated().whenComplete { _ in
+            deadline.cancel()
+            finish()
+        }
+    }
+
+    private func finishExit(_ process: any SupervisedProcess, status: ExitStatus) {
         let app = process.bundleID
         executor.forget(app)
         if let connection = connections.detach(app) { connection.channel.close(promise: nil) }
