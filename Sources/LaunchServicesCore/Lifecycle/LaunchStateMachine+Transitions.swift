@@ -14,13 +14,7 @@ extension LaunchStateMachine {
         // The record is changed where it is (`apps.values[slot]`), not copied out and back:
         // a copy shares its arrays with the stored one, so the first change to them would
         // copy them, and writing it back would hash the identifier again.
-        let slot: Dictionary<String, AppRecord>.Index
-        if let found = apps.index(forKey: app) {
-            slot = found
-        } else {
-            apps[app] = AppRecord()
-            slot = apps.index(forKey: app)!
-        }
+        let slot = slot(creating: app)
         apps.values[slot].lastUsed = now
         apps.values[slot].stopGrace()
         let state = apps.values[slot].state

@@ -73,13 +73,7 @@ public struct LaunchStateMachine: Sendable {
         }
         // The record is changed in place, never copied out and back: a copy would duplicate
         // the whole queue on every open that waits (O(backlog) per open under load).
-        let slot: Dictionary<String, AppRecord>.Index
-        if let found = apps.index(forKey: app) {
-            slot = found
-        } else {
-            apps[app] = AppRecord()
-            slot = apps.index(forKey: app)!
-        }
+        let slot = slot(creating: app)
         if mustWait(apps.values[slot]) {
             apps.values[slot].queue.append(request)
             return []
@@ -93,6 +87,14 @@ public struct LaunchStateMachine: Sendable {
     /// Whether an open for `app` must queue: behind its end (a quit or an eviction: the exit
     /// starts the next one cold), behind a launch, behind opens already waiting (their turn comes first), or
     /// behind a full window. (Its own function, so no copy of the record outlives it.)
+    /// Where `app`'s record is in `apps`, made (empty) if it has none: the index lets an
+    /// event change the record where it is, hashing the identifier once.
+    mutating func slot(creating app: String) -> Dictionary<String, AppRecord>.Index {
+        if let found = apps.index(forKey: app) { return found }
+        apps[app] = AppRecord()
+        return apps.index(forKey: app)!
+    }
+
     private func mustWait(_ record: AppRecord) -> Bool {
         record.ending != nil || !record.inFlight.isEmpty && !(record.queue.isEmpty && canPipeline(record))
     }
