@@ -4,6 +4,8 @@ struct BinaryPlistBuilder {
     enum Object {
         case string(String)
         case integer(UInt8)
+        /// Bytes written as they are: a leaf whose marker may declare more than follows.
+        case raw([UInt8])
         case array([Int])
         case dictionary([(key: Int, value: Int)])
     }
@@ -31,6 +33,8 @@ struct BinaryPlistBuilder {
                 out += header(0x50, count: text.utf8.count) + Array(text.utf8)
             case .integer(let value):
                 out += [0x10, value]
+            case .raw(let bytes):
+                out += bytes
             case .array(let elements):
                 out += header(0xA0, count: elements.count)
                 for element in elements { out += bigEndian(UInt64(element), size: referenceSize) }

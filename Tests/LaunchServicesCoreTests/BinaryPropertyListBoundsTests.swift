@@ -1,3 +1,4 @@
+import Foundation
 import LaunchServicesCore
 import Testing
 
@@ -25,6 +26,55 @@ struct BinaryPropertyListBoundsTests {
         b.referenceSize = width
         b.offsetSize = max(width, 2)
         #expect(refusal(b.bytes()) == nil)
+    }
+
+    /// Foundation's decoder reads a leaf's bytes as its marker declares them, and traps when
+    /// they run past the buffer: the fuzzer found a UTF-16 string declaring 109 characters in
+    /// the file's last 20 bytes (now in `Tests/Fuzz/Corpus/plist/`, refused here).
+    @Test("a leaf declaring more bytes than lie before the offset table is refused: strings, data, numbers, dates, UIDs", arguments: [
+        [0x6F, 0x10, 0x6D, 0x00, 0x41] as [UInt8],   // UTF-16 string of 109 characters, 1 present
+        [0x65, 0x61, 0x62],                          // ASCII string of 5, 2 present
+        [0x5F, 0x11, 0x01, 0x00, 0x61],              // ASCII string of 256 (2-byte length), 1 present
+        [0x44, 0x00],                                // data of 4, 1 present
+        [0x13, 0x00, 0x01],                          // 8-byte integer, 2 present
+        [0x23, 0x00],                                // 8-byte real, 1 present
+        [0x33, 0x00, 0x00],                          // date (8 bytes), 2 present
+        [0x83, 0x00],                                // UID of 4 bytes, 1 present
+        [0x5F, 0x13, 0x00],                          // a length whose own 8 bytes run past the objects
+    ])
+    func leafPastTheObjects(_ leaf: [UInt8]) {
+        // The leaf is the last object, so what it declares runs into the offset table.
+        var b = BinaryPlistBuilder()
+        b.add(.dictionary([(1, 2)]))
+        b.add(.string("CFBundleName"))
+        b.add(.raw(leaf))
+        guard case .malformedBinary(let why)? = refusal(b.bytes()) else {
+            Issue.record("\(leaf) was not refused as malformed: \(String(describing: refusal(b.bytes())))")
+            return
+        }
+        #expect(why.contains("object 2"), "\(why)")
+    }
+
+    @Test("leaves that fit pass: a UTF-16 string, data, numbers, a date, a UID, booleans")
+    func leavesThatFit() {
+        var b = BinaryPlistBuilder()
+        let leaves: [[UInt8]] = [[0x62, 0x00, 0x41, 0x00, 0x42], [0x42, 0x01, 0x02], [0x11, 0x01, 0x00], [0x23] + [UInt8](repeating: 0, count: 8),
+                                 [0x33] + [UInt8](repeating: 0, count: 8), [0x80, 0x07], [0x09], [0x08], [0x00]]
+        let elements = leaves.map { b.add(.raw($0)) }
+        b.top = b.add(.array(elements))
+        #expect(refusal(b.bytes()) == nil)
+    }
+
+    @Test("the input the fuzzer found Foundation trapping on is refused before it is decoded")
+    func fuzzerFound() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/Corpus/plist/bplist-utf16-string-past-the-end")
+        let bytes = [UInt8](try Data(contentsOf: file))
+        guard case .malformedBinary(let why)? = refusal(bytes) else {
+            Issue.record("not refused: \(String(describing: refusal(bytes)))")
+            return
+        }
+        #expect(why.contains("object 7"), "\(why)")
     }
 
     @Test("a reference cycle is refused, naming the object")

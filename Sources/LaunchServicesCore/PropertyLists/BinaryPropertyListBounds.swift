@@ -136,6 +136,44 @@ enum BinaryPropertyListBounds {
             return Int(raw)
         }
 
+        /// Checks that a leaf object (a number, date, data, string or UID) lies inside the
+        /// objects: Foundation's decoder reads a leaf's bytes as its marker declares them and
+        /// traps when they run past the buffer (a UTF-16 string declaring 109 characters in
+        /// the last 20 bytes did, found by the fuzzer).
+        func checkLeaf(_ object: Int, marker: UInt8, at offset: Int) throws(PropertyListBoundsError) {
+            let low = Int(marker & 0x0F)
+            var start = offset + 1
+            let size: UInt64
+            switch marker >> 4 {
+            case 0x0: size = 0
+            case 0x1, 0x2:
+                guard low <= 4 else { throw .malformedBinary("number object \(object) declares \(1 << low) bytes (1 to 16 are read)") }
+                size = UInt64(1 << low)
+            case 0x3: size = 8
+            case 0x8: size = UInt64(low + 1)
+            case 0x4, 0x5, 0x6:
+                var length = UInt64(low)
+                if low == 0x0F {
+                    guard start < objectsEnd, b[start] >> 4 == 0x1, b[start] & 0x0F <= 3 else {
+                        throw .malformedBinary("the length of object \(object) is not an integer of 1 to 8 bytes")
+                    }
+                    let lengthSize = 1 << Int(b[start] & 0x0F)
+                    guard start + 1 + lengthSize <= objectsEnd else { throw .malformedBinary("the length of object \(object) runs past the objects") }
+                    length = BinaryPropertyListBounds.integer(b, at: start + 1, size: lengthSize)
+                    start += 1 + lengthSize
+                }
+                let (bytes, overflow) = length.multipliedReportingOverflow(by: marker >> 4 == 0x6 ? 2 : 1)
+                guard !overflow else { throw .malformedBinary("object \(object) declares \(length) characters, more than fit before the offset table") }
+                size = bytes
+            default:
+                // A type this walk does not know is left to the decoder, which refuses it.
+                return
+            }
+            guard size <= UInt64(objectsEnd - start) else {
+                throw .malformedBinary("object \(object) declares \(size) bytes, more than fit before the offset table")
+            }
+        }
+
         /// The frame for `object` when it is a container, `nil` for any other object. Checks
         /// that its references lie inside the objects.
         func container(_ object: Int) throws(PropertyListBoundsError) -> Frame? {
@@ -145,7 +183,9 @@ enum BinaryPropertyListBounds {
             switch marker >> 4 {
             case 0xA, 0xB, 0xC: perEntry = 1
             case 0xD: perEntry = 2
-            default: return nil
+            default:
+                try checkLeaf(object, marker: marker, at: offset)
+                return nil
             }
             var start = offset + 1
             var entries = UInt64(marker & 0x0F)
