@@ -136,6 +136,19 @@ enum BinaryPropertyListBounds {
             return Int(raw)
         }
 
+        /// The count a marker at `offset` declares (its low nibble, or with 15 the integer
+        /// object after it) and where the object's contents start.
+        func count(of object: Int, marker: UInt8, at offset: Int) throws(PropertyListBoundsError) -> (UInt64, start: Int) {
+            let start = offset + 1
+            guard marker & 0x0F == 0x0F else { return (UInt64(marker & 0x0F), start) }
+            guard start < objectsEnd, b[start] >> 4 == 0x1, b[start] & 0x0F <= 3 else {
+                throw .malformedBinary("the length of object \(object) is not an integer of 1 to 8 bytes")
+            }
+            let size = 1 << Int(b[start] & 0x0F)
+            guard start + 1 + size <= objectsEnd else { throw .malformedBinary("the length of object \(object) runs past the objects") }
+            return (BinaryPropertyListBounds.integer(b, at: start + 1, size: size), start + 1 + size)
+        }
+
         /// Checks that a leaf object (a number, date, data, string or UID) lies inside the
         /// objects: Foundation's decoder reads a leaf's bytes as its marker declares them and
         /// traps when they run past the buffer (a UTF-16 string declaring 109 characters in
@@ -152,16 +165,8 @@ enum BinaryPropertyListBounds {
             case 0x3: size = 8
             case 0x8: size = UInt64(low + 1)
             case 0x4, 0x5, 0x6:
-                var length = UInt64(low)
-                if low == 0x0F {
-                    guard start < objectsEnd, b[start] >> 4 == 0x1, b[start] & 0x0F <= 3 else {
-                        throw .malformedBinary("the length of object \(object) is not an integer of 1 to 8 bytes")
-                    }
-                    let lengthSize = 1 << Int(b[start] & 0x0F)
-                    guard start + 1 + lengthSize <= objectsEnd else { throw .malformedBinary("the length of object \(object) runs past the objects") }
-                    length = BinaryPropertyListBounds.integer(b, at: start + 1, size: lengthSize)
-                    start += 1 + lengthSize
-                }
+                let length: UInt64
+                (length, start) = try count(of: object, marker: marker, at: offset)
                 let (bytes, overflow) = length.multipliedReportingOverflow(by: marker >> 4 == 0x6 ? 2 : 1)
                 guard !overflow else { throw .malformedBinary("object \(object) declares \(length) characters, more than fit before the offset table") }
                 size = bytes
@@ -187,17 +192,7 @@ enum BinaryPropertyListBounds {
                 try checkLeaf(object, marker: marker, at: offset)
                 return nil
             }
-            var start = offset + 1
-            var entries = UInt64(marker & 0x0F)
-            if entries == 0x0F {
-                guard start < objectsEnd, b[start] >> 4 == 0x1, b[start] & 0x0F <= 3 else {
-                    throw .malformedBinary("the length of object \(object) is not an integer of 1 to 8 bytes")
-                }
-                let size = 1 << Int(b[start] & 0x0F)
-                guard start + 1 + size <= objectsEnd else { throw .malformedBinary("the length of object \(object) runs past the objects") }
-                entries = BinaryPropertyListBounds.integer(b, at: start + 1, size: size)
-                start += 1 + size
-            }
+            let (entries, start) = try count(of: object, marker: marker, at: offset)
             guard entries <= UInt64((objectsEnd - start) / (referenceSize * perEntry)) else {
                 throw .malformedBinary("object \(object) declares \(entries) entries, more than fit before the offset table")
             }
