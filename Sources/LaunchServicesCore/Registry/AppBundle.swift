@@ -1,22 +1,66 @@
 /// A validated application: what the registry stores and resolution returns.
+///
+/// Its identifier is kept as is (the open path reads only that); every other field is packed
+/// in one `AppBundleRecord` and decoded when read, so a registry of many apps holds two
+/// values per app instead of a dozen allocations.
 public struct AppBundle: Hashable, Sendable {
     /// `CFBundleIdentifier`, unique in the registry.
     public var id: String
+    private var record: AppBundleRecord
+
     /// `CFBundleName`, or the identifier when absent.
-    public var name: String
+    public var name: String {
+        get { record.name }
+        set { change { $0.name = newValue } }
+    }
     /// The bundle folder.
-    public var path: String
+    public var path: String {
+        get { record.path }
+        set { change { $0.path = newValue } }
+    }
     /// `CFBundleExecutable`, relative to the bundle folder.
-    public var executable: String
+    public var executable: String {
+        get { record.executable }
+        set { change { $0.executable = newValue } }
+    }
     /// Every scheme of every `CFBundleURLTypes` entry, normalized, without duplicates, in
     /// declaration order.
-    public var schemes: [URLScheme]
+    public var schemes: [URLScheme] {
+        get { record.schemes }
+        set { change { $0.schemes = newValue } }
+    }
     /// `LSApplicationQueriesSchemes`: the only schemes this app may ask `canOpenURL` about.
-    public var queriesSchemes: Set<URLScheme>
+    public var queriesSchemes: Set<URLScheme> {
+        get { record.queriesSchemes }
+        set { change { $0.queriesSchemes = newValue } }
+    }
     /// The `CFBundleURLTypes` entries in declaration order: each one's `CFBundleURLName` (the
     /// kind of URL, e.g. `com.acme.todolist`; `nil` when not given) and its schemes, normalized,
     /// without duplicates within the entry. Empty for a registration saved before names were kept.
-    public var urlTypes: [URLType]
+    public var urlTypes: [URLType] {
+        get { record.urlTypes }
+        set { change { $0.urlTypes = newValue } }
+    }
+
+    /// Whether the app lists `scheme` in `LSApplicationQueriesSchemes` (without building the set).
+    public func mayQuery(_ scheme: URLScheme) -> Bool { record.mayQuery(scheme) }
+
+    /// Every field but the identifier, unpacked: what a setter changes one field of.
+    private struct Fields {
+        var name: String
+        var path: String
+        var executable: String
+        var schemes: [URLScheme]
+        var queriesSchemes: Set<URLScheme>
+        var urlTypes: [URLType]
+    }
+
+    private mutating func change(_ body: (inout Fields) -> Void) {
+        var fields = Fields(name: name, path: path, executable: executable, schemes: schemes, queriesSchemes: queriesSchemes, urlTypes: urlTypes)
+        body(&fields)
+        record = AppBundleRecord(name: fields.name, path: fields.path, executable: fields.executable, schemes: fields.schemes,
+                                 queriesSchemes: fields.queriesSchemes, urlTypes: fields.urlTypes)
+    }
 
     /// One `CFBundleURLTypes` entry, validated.
     public struct URLType: Hashable, Sendable {
@@ -32,12 +76,7 @@ public struct AppBundle: Hashable, Sendable {
     public init(id: String, name: String, path: String, executable: String, schemes: [URLScheme], queriesSchemes: Set<URLScheme> = [],
                 urlTypes: [URLType] = []) {
         self.id = id
-        self.name = name
-        self.path = path
-        self.executable = executable
-        self.schemes = schemes
-        self.queriesSchemes = queriesSchemes
-        self.urlTypes = urlTypes
+        record = AppBundleRecord(name: name, path: path, executable: executable, schemes: schemes, queriesSchemes: queriesSchemes, urlTypes: urlTypes)
     }
 
     /// The `CFBundleURLName` of the first URL type that declares `scheme`, if it has one.
@@ -127,6 +166,14 @@ public struct AppBundle: Hashable, Sendable {
 
     static func isValidIdentifier(_ id: String) -> Bool {
         id.utf8.allSatisfy { URLScheme.isAlpha($0) || URLScheme.isDigit($0) || $0 == 0x2D || $0 == 0x2E || $0 == 0x5F }
+    }
+}
+
+extension AppBundle: CustomReflectable {
+    /// The fields, not the packed bytes: what a test failure or `dump` shows.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["id": id, "name": name, "path": path, "executable": executable, "schemes": schemes.map(\.normalized),
+                                "queriesSchemes": queriesSchemes.map(\.normalized).sorted(), "urlTypes": urlTypes], displayStyle: .struct)
     }
 }
 

@@ -146,7 +146,7 @@ final class OpenService {
         // about the schemes it lists in LSApplicationQueriesSchemes (the iOS 9 rule).
         let askingApp = connection.appID ?? (connection.identity == LaunchServicesDaemon.shellIdentity ? nil : connection.identity)
         if let askingApp {
-            guard registry.apps[askingApp]?.queriesSchemes.contains(url.scheme) == true else {
+            guard registry.apps[askingApp]?.mayQuery(url.scheme) == true else {
                 if deniedQueries.insert(askingApp + "\u{0}" + url.scheme.normalized).inserted {
                     logger.warning("canOpenURL denied: '\(url.scheme)' is not in \(askingApp)'s LSApplicationQueriesSchemes; answered false", metadata: ["bundle_id": "\(askingApp)", "url_scheme": "\(url.scheme)"])
                 }
