@@ -30,11 +30,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // Pure core: no I/O, no Foundation. Scheme and URL rules, the Info.plist model,
         // the registry, the launch state machine, property-list values.
-        .target(name: "LaunchServicesCore"),
+        // OrderedCollections: the registry's compact scheme table (`ClaimTable`).
+        .target(name: "LaunchServicesCore", dependencies: [.product(name: "OrderedCollections", package: "swift-collections")]),
         // The wire protocol: frames, messages, their byte encoding. No I/O, no Foundation.
         .target(name: "LaunchServicesProtocol", dependencies: ["LaunchServicesCore"]),
         // Small C helpers Glibc does not expose to Swift (pidfd, closefrom, ucred).

@@ -14,7 +14,7 @@ public struct Registry: Sendable {
     public private(set) var registeredAt: [String: Int64] = [:]
     /// Claimants per scheme, kept sorted by (registration time, bundle identifier): the
     /// first is the winner when no default is set.
-    public private(set) var claimants: [URLScheme: [String]] = [:]
+    public private(set) var claimants = ClaimTable()
     /// User-chosen defaults (`lsctl default`), the analogue of LSSetDefaultHandlerForURLScheme.
     public private(set) var defaults: [URLScheme: String] = [:]
 
@@ -31,18 +31,19 @@ public struct Registry: Sendable {
         for (app, time) in registrations {
             if apps.updateValue(app, forKey: app.id) == nil { registeredAt[app.id] = time }
         }
-        claimants.reserveCapacity(apps.values.reduce(0) { $0 + $1.schemes.count })
-        for app in apps.values {
+        let schemes = apps.values.map(\.schemes)
+        claimants.reserveCapacity(schemes.reduce(0) { $0 + $1.count })
+        for (app, schemes) in zip(apps.values, schemes) {
             // One array for every scheme the app alone claims (copied on write when another
             // claimant joins): most schemes have one claimant, and an array each was about a
             // fifth of a large registry's memory.
             let alone = [app.id]
-            for scheme in app.schemes {
-                if claimants[scheme] == nil { claimants[scheme] = alone } else { claimants[scheme]!.append(app.id) }
-            }
+            for scheme in schemes { claimants.append(app.id, to: scheme, alone: alone) }
         }
-        for (scheme, ids) in claimants where ids.count > 1 {
-            claimants[scheme] = ids.sorted { precedes((registeredAt[$0] ?? 0, $0), (registeredAt[$1] ?? 0, $1)) }
+        // Gathered first: changing the table while iterating it would copy all of it.
+        let contested = claimants.filter { $0.value.count > 1 }
+        for (scheme, ids) in contested {
+            claimants.set(ids.sorted { Self.precedes((registeredAt[$0] ?? 0, $0), (registeredAt[$1] ?? 0, $1)) }, for: scheme)
         }
     }
 
@@ -56,21 +57,17 @@ public struct Registry: Sendable {
         unregister(app.id)
         apps[app.id] = app
         registeredAt[app.id] = time
+        let registeredAt = registeredAt
         for scheme in app.schemes {
-            // In place: a copy of the array taken out of the dictionary would be copied again
-            // on insert.
-            claimants[scheme, default: []].insert(app.id, at: claimPosition(on: scheme, time: time, id: app.id))
+            // In place: a copy of the array taken out of the table would be copied again on insert.
+            claimants.insert(app.id, on: scheme) { ids in
+                ids.firstIndex { Self.precedes((time, app.id), (registeredAt[$0] ?? 0, $0)) } ?? ids.endIndex
+            }
         }
     }
 
-    /// Where a claim registered at `time` by `id` goes among the scheme's claims.
-    private func claimPosition(on scheme: URLScheme, time: Int64, id: String) -> Int {
-        guard let ids = claimants[scheme] else { return 0 }
-        return ids.firstIndex { precedes((time, id), (registeredAt[$0] ?? 0, $0)) } ?? ids.endIndex
-    }
-
     /// Whether a claim registered at `a` comes before one registered at `b`.
-    private func precedes(_ a: (Int64, String), _ b: (Int64, String)) -> Bool {
+    private static func precedes(_ a: (Int64, String), _ b: (Int64, String)) -> Bool {
         a.0 != b.0 ? a.0 < b.0 : a.1 < b.1
     }
 
@@ -79,11 +76,7 @@ public struct Registry: Sendable {
     public mutating func unregister(_ id: String) -> AppBundle? {
         guard let old = apps.removeValue(forKey: id) else { return nil }
         registeredAt[id] = nil
-        for scheme in old.schemes {
-            var ids = claimants[scheme, default: []]
-            ids.removeAll { $0 == id }
-            claimants[scheme] = ids.isEmpty ? nil : ids
-        }
+        for scheme in old.schemes { claimants.remove(id, from: scheme) }
         return old
     }
 
