@@ -62,3 +62,81 @@ struct RegistryLoadGateTests {
         #expect(gate.admit(open, from: user) {} == .pass)
     }
 }
+
+/// Read-ahead: the user's open or `canOpen` of one scheme waits only for that scheme's part
+/// of the registry (`RegistryService.readAhead`), each connection's requests still in order.
+@Suite("Registry load gate: requests answered from a scheme read ahead")
+struct RegistryLoadGateReadAheadTests {
+    func connection(identity: String = LaunchServicesDaemon.shellIdentity) -> ClientConnection {
+        let connection = ClientConnection(channel: EmbeddedChannel(), kind: .socket, identity: identity)
+        connection.greeted = true
+        return connection
+    }
+
+    func open(_ url: String, id: UInt32 = 1, returnTo: String? = nil, app: String? = nil) -> Envelope {
+        Envelope(id: id, .open(url: url, annotation: nil, returnTo: returnTo, options: OpenOptions(app: app)))
+    }
+
+    func scheme(_ text: String) -> URLScheme { try! URLScheme(validating: text) }
+
+    @Test("one read-ahead per scheme; what waits for it alone is answered in order, the rest at the load")
+    func answersWhatWaitedForTheScheme() {
+        let gate = RegistryLoadGate()
+        var asked: [String] = []
+        gate.readAhead = { asked.append($0.normalized) }
+        gate.close()
+        var replayed: [String] = []
+        let first = connection(), second = connection()
+        #expect(gate.admit(open("a:1"), from: first) { replayed.append("first a:1") } == .held)
+        #expect(gate.admit(open("b:1"), from: first) { replayed.append("first b:1") } == .held)
+        #expect(gate.admit(Envelope(id: 3, .canOpen(url: "a:2")), from: second) { replayed.append("second a:2") } == .held)
+        #expect(gate.admit(Envelope(id: 4, .query(topic: AdminQuery.status.topic)), from: second) { replayed.append("second status") } == .held)
+        #expect(asked == ["a", "b"], "one read-ahead per scheme")
+        // b first: first's b:1 still waits behind its a:1.
+        gate.previewedScheme(scheme("b"))
+        #expect(replayed.isEmpty)
+        gate.previewedScheme(scheme("a"))
+        #expect(replayed == ["first a:1", "first b:1", "second a:2"], "the status behind second's canOpen waits for the load")
+        // Read ahead: a new request of the scheme passes at once; another scheme's waits.
+        #expect(gate.admit(open("a:3"), from: connection()) {} == .pass)
+        #expect(gate.admit(open("c:1"), from: connection()) { replayed.append("c:1") } == .held)
+        gate.open()
+        #expect(replayed == ["first a:1", "first b:1", "second a:2", "second status", "c:1"])
+    }
+
+    @Test("an app's request, a named handler, a return, a callback parameter or a bad URL waits for the load")
+    func otherRequestsWaitForTheLoad() {
+        let gate = RegistryLoadGate()
+        var asked: [String] = []
+        gate.readAhead = { asked.append($0.normalized) }
+        gate.close()
+        // Kept alive: the gate knows a connection by its identity, which a freed one gives up.
+        var users: [ClientConnection] = []
+        let user = {
+            users.append(self.connection())
+            return users.last!
+        }
+        #expect(gate.admit(open("a:1"), from: connection(identity: "com.example.app")) {} == .held)
+        #expect(gate.admit(open("a:1", app: "com.example.app"), from: user()) {} == .held)
+        #expect(gate.admit(open("a:1", returnTo: "com.example.app"), from: user()) {} == .held)
+        #expect(gate.admit(open("a://x-callback-url/go?x-success=b://done"), from: user()) {} == .held)
+        #expect(gate.admit(open("a://x-callback-url/go?x%2Derror=b://done"), from: user()) {} == .held)
+        #expect(gate.admit(open("not a url"), from: user()) {} == .held)
+        #expect(asked.isEmpty)
+        gate.previewedScheme(scheme("a"))
+        #expect(gate.heldCount == 6)
+        #expect(gate.admit(open("a://x-callback-url/go?x-source=lsopen"), from: user()) {} == .pass, "x-source names no app to resolve")
+    }
+
+    @Test("at most maximumReadAheads schemes are read ahead during one load")
+    func boundedReadAheads() {
+        let gate = RegistryLoadGate()
+        var asked = 0
+        gate.readAhead = { _ in asked += 1 }
+        gate.close()
+        for i in 0..<(RegistryLoadGate.maximumReadAheads + 5) {
+            #expect(gate.admit(Envelope(id: 1, .canOpen(url: "s\(i):x")), from: connection()) {} == .held)
+        }
+        #expect(asked == RegistryLoadGate.maximumReadAheads)
+    }
+}

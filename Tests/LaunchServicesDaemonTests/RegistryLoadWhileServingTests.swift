@@ -9,8 +9,9 @@ import Testing
 /// (`RegistryService.finishLoading`): requests sent as soon as it answers status — opens'
 /// `canOpen`, contested schemes, defaults naming a claimant or not — get the answer the whole
 /// registry gives, computed here from the same saved apps (`Registry`). Seeded; the seed is
-/// printed. Whether the requests were early enough to wait is printed too (the daemon logs
-/// how many waited); the answers must be right either way.
+/// printed. Whether the requests were early enough to wait, and how many schemes were read
+/// ahead of the load for them (`RegistryLoadGate`), is printed too (the daemon logs both);
+/// the answers must be right either way.
 @Suite("Registry: requests while the registry loads")
 struct RegistryLoadWhileServingTests {
     @Test("answers sent during the load equal the whole registry's, at once and after it", arguments: [7, 23])
@@ -68,7 +69,8 @@ struct RegistryLoadWhileServingTests {
         #expect(early == expected, "seed \(seed)")
         let loaded = daemon.output.split(separator: "\n").first { $0.contains("registry loaded") }
         #expect(loaded?.contains("6000 apps") == true, "\(daemon.output)")
-        print("RegistryLoadWhileServingTests seed \(seed): \(loaded ?? "no registry loaded line")")
+        let readAhead = daemon.output.split(separator: "\n").filter { $0.contains("read ahead") }.count
+        print("RegistryLoadWhileServingTests seed \(seed): \(readAhead) schemes read ahead; \(loaded ?? "no registry loaded line")")
         // After the load, the same answers again.
         var later: [String?] = []
         for scheme in asked { later.append(try client.canOpen("\(scheme):x").app) }

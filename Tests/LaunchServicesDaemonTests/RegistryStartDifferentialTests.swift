@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import LaunchServicesCore
 @testable import LaunchServicesDaemon
 import Testing
@@ -72,8 +73,29 @@ struct RegistryStartDifferentialTests {
             try FileManager.default.copyItem(atPath: state, toPath: reference)
             let old = try ReferenceRead.read(stateFolder: reference, now: now) { _ in scanned }
             let started = try RegistryService.start(stateFolder: state, folders: ["/apps"], now: now) { _ in scanned }
+            // What a read ahead of the load gives for each scheme, taken before the load as the
+            // daemon takes it (each into one registry, in a random order of schemes).
+            var ahead = Registry()
+            var aheadClaims: [URLScheme: Int64] = [:]
+            var aheadSources: [String: RegistryStore.Source] = [:]
+            var aheadSchemes: Set<URLScheme> = []
+            for scheme in Self.schemes.shuffled(using: &random) where random.chance(0.8) {
+                try started.store?.preview(of: scheme).add(to: &ahead, desktopClaims: &aheadClaims, sources: &aheadSources)
+                aheadSchemes.insert(scheme)
+            }
+            // The load in parts of 1 to 4 apps: the same as in one read.
+            let partSize = Int.random(in: 1...4, using: &random)
+            let parted = Mutex<Result<RegistryService.Loaded, any Error>?>(nil)
+            RegistryService.finish(started, inPartsOn: .inline("the test"), partSize: partSize) { result in
+                parted.withLock { $0 = result }
+            }
             let new = try RegistryService.finish(started)
             let context = "seed \(seed), round \(round)"
+            let inParts = try #require(parted.withLock { $0 }).get()
+            #expect(inParts.registry.apps == new.registry.apps, "\(context), parts of \(partSize)")
+            #expect(inParts.registry.registeredAt == new.registry.registeredAt, "\(context), parts of \(partSize)")
+            #expect(inParts.registry.claimants == new.registry.claimants, "\(context), parts of \(partSize)")
+            #expect(inParts.sources == new.sources, "\(context), parts of \(partSize)")
             defer {
                 try? old.store?.close()
                 try? new.store?.close()
@@ -96,6 +118,16 @@ struct RegistryStartDifferentialTests {
                 }
                 #expect(SchemeResolution.resolve(scheme, registry: new.registry, desktop: side(new), now: now)
                             == SchemeResolution.resolve(scheme, registry: old.registry, desktop: side(old), now: now), "\(context), \(scheme)")
+                // Read ahead of the load, the scheme resolves as in the whole registry.
+                if aheadSchemes.contains(scheme) {
+                    #expect(ahead.resolve(scheme) == new.registry.resolve(scheme), "\(context), \(scheme) read ahead")
+                    #expect(ahead.handler(for: scheme) == new.registry.handler(for: scheme), "\(context), \(scheme) read ahead")
+                    let aheadSide = SchemeResolution.DesktopSide(chosen: Self.entry, since: aheadClaims[scheme],
+                                                                 userDefault: ahead.defaults[scheme].flatMap { ahead.apps[$0] == nil && $0 == Self.entry.id ? Self.entry : nil })
+                    #expect(SchemeResolution.resolve(scheme, registry: ahead, desktop: aheadSide, now: now)
+                                == SchemeResolution.resolve(scheme, registry: new.registry, desktop: side(new), now: now), "\(context), \(scheme) read ahead")
+                    for id in ahead.apps.keys { #expect(aheadSources[id] == new.sources[id], "\(context), \(id) read ahead") }
+                }
                 // The claim index (a point query) answers as the loaded registry.
                 #expect(try new.store?.claims(on: scheme) == new.registry.claims(on: scheme), "\(context), \(scheme)")
             }

@@ -26,6 +26,12 @@ package struct WorkQueue: Sendable {
         WorkQueue(dispatchQueue: nil, label: "the event loop") { loop.execute($0) }
     }
 
+    /// Runs each piece of work at once on the caller's thread: for a test that wants the
+    /// work's order without a thread.
+    package static func inline(_ label: String) -> WorkQueue {
+        WorkQueue(dispatchQueue: nil, label: label) { $0() }
+    }
+
     func async(_ work: @escaping @Sendable () -> Void) { submit(work) }
 }
 

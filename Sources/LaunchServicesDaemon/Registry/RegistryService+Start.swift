@@ -89,17 +89,47 @@ extension RegistryService {
         return Started(store: store, fromFolders: fromFolders, refused: refused, unreadable: scan.coverage.unreadable, counts: try store?.counts())
     }
 
-    /// The rest (blocking: on `files`): the apps registered by hand, the defaults and the
-    /// desktop claims, and the registry built from them.
-    static func finish(_ started: Started) throws -> Loaded {
+    /// The rest (blocking: on `files`): the apps registered by hand (read now, unless `manual`
+    /// has them), the defaults and the desktop claims, and the registry built from them.
+    static func finish(_ started: Started, manual: [RegistryStore.Registration]? = nil) throws -> Loaded {
         var loaded = Loaded(store: started.store, manual: [], fromFolders: started.fromFolders, defaults: [:], refused: started.refused,
                             unreadable: started.unreadable)
         if let store = started.store {
-            loaded.manual = try store.loadApps(source: .manual).map { ($0.app, $0.registeredAt) }
+            loaded.manual = try manual ?? store.loadApps(source: .manual).map { ($0.app, $0.registeredAt) }
             loaded.defaults = try store.loadDefaults()
             loaded.desktopClaims = try store.desktopClaims()
         }
         return built(loaded)
+    }
+
+    /// Apps registered by hand read in each part of the load after the socket serves.
+    static let loadPart = 1_000
+
+    /// `finish` on `files`, the apps registered by hand read `loadPart` at a time, each part a
+    /// job of its own: a scheme's read-ahead (`readAhead`) queued meanwhile runs after the
+    /// part under way, not after the whole load. `done` runs on `files`.
+    static func finish(_ started: Started, inPartsOn files: WorkQueue, partSize: Int = loadPart, done: @escaping @Sendable (Result<Loaded, any Error>) -> Void) {
+        guard let store = started.store else {
+            return files.async { done(Result { try finish(started) }) }
+        }
+        /// The parts read so far: handed from one job to the next, never shared.
+        final class Parts: @unchecked Sendable {
+            var read: [RegistryStore.Registration] = []
+        }
+        let parts = Parts()
+        @Sendable func readPart(after id: String?) {
+            do {
+                let part = try store.loadApps(source: .manual, after: id, limit: partSize)
+                parts.read += part.lazy.map { ($0.app, $0.registeredAt) }
+                if part.count == partSize, let last = part.last {
+                    return files.async { readPart(after: last.app.id) }
+                }
+                done(Result { try finish(started, manual: parts.read) })
+            } catch {
+                done(.failure(error))
+            }
+        }
+        files.async { readPart(after: nil) }
     }
 
     /// `loaded` with its registry built, in one pass (`Registry(loading:)`), and what the

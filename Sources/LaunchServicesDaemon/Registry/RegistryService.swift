@@ -66,13 +66,15 @@ final class RegistryService {
     /// What the start read, until `finishLoading` reads the rest.
     private var pendingLoad: Started?
     /// The saved counts, answered while the rest of the registry loads.
-    private var countsWhileLoading: RegistryStore.Counts?
+    private(set) var countsWhileLoading: RegistryStore.Counts?
     /// Requests held while the registry loads (`ConnectionService.received`).
     let loadGate = RegistryLoadGate()
     /// The apps folders are watched (from `begin`, or from `apply`).
     var watching = false
     /// Apps registered by hand from which the load's free memory is given back (`finishedLoading`).
     static let trimAfterLoading = 1_000
+    /// The registry holds only schemes read ahead of the load (`readAhead`), not yet the whole.
+    var readAheadInMemory = false
     /// The desktop side's claims, checked once the registry is in (`whenLoaded`).
     private var desktopCheckAfterLoad: (() -> Void)?
 
@@ -101,6 +103,7 @@ final class RegistryService {
         countsWhileLoading = started.counts
         pendingLoad = started
         loadGate.close()
+        loadGate.readAhead = { [unowned self] scheme in readAhead(scheme) }
         // Watched from the scan on, as before the split: a change after the first answer is
         // never missed. A rescan it causes reads on `files` after the load (`rescan`).
         startWatching()
@@ -117,8 +120,7 @@ final class RegistryService {
         pendingLoad = nil
         let loop = self.loop
         let service = NIOLoopBound(self, eventLoop: loop)
-        files.async {
-            let result = Result { try RegistryService.finish(started) }
+        RegistryService.finish(started, inPartsOn: files) { result in
             loop.execute { service.value.finishedLoading(result, started) }
         }
     }
@@ -137,9 +139,16 @@ final class RegistryService {
                                                   refused: started.refused, unreadable: started.unreadable))
         }
         countsWhileLoading = nil
+        loadGate.readAhead = nil
         if stopped {
             loadGate.discard()
             return
+        }
+        // Only the schemes read ahead are in memory: the whole registry replaces them.
+        if readAheadInMemory {
+            registry = Registry()
+            sources = [:]
+            readAheadInMemory = false
         }
         apply(loaded, refusalsLogged: true)
         if let saved = started.counts, saved != counts {
@@ -159,6 +168,18 @@ final class RegistryService {
             store?.releaseCachedPages()
             _ = ls_return_free_memory()
         }
+    }
+
+    /// Takes in one scheme's part of the registry, read ahead of the load (`readAhead`), and
+    /// answers what waited for it alone. After the load it is not needed (the load's own
+    /// answer follows it on the loop, so this one comes first or not at all).
+    func takeReadAhead(_ preview: RegistryStore.SchemePreview) {
+        loop.assertInEventLoop()
+        guard countsWhileLoading != nil, !stopped else { return }
+        preview.add(to: &registry, desktopClaims: &desktopClaims, sources: &sources)
+        readAheadInMemory = true
+        logger.info("registry loading: '\(preview.scheme)' read ahead (\(preview.apps.count) apps); answering the requests that wait for it alone")
+        loadGate.previewedScheme(preview.scheme)
     }
 
     /// Takes what `read` found, on the loop, and starts watching the folders.

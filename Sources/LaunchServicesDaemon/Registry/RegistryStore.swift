@@ -139,39 +139,61 @@ public final class RegistryStore: Sendable {
     /// The stored apps, or only those of one source (the start reads the folder apps before
     /// it serves, those registered by hand after).
     public func loadApps(source: Source? = nil) throws -> [Stored] {
-        // An unknown source reads as manual, as below.
-        let filter = switch source {
+        try database.read { db in try Self.readApps(db, where: Self.filter(source)) }
+    }
+
+    /// The apps of one source whose ids come after `id` (all from the first when nil), at most
+    /// `limit`, in id order: the load after the socket serves, a part at a time, so a scheme's
+    /// read-ahead (`preview(of:)`) waits for one part, not for all.
+    public func loadApps(source: Source?, after id: String?, limit: Int) throws -> [Stored] {
+        let filter = Self.filter(source)
+        guard let id else { return try database.read { db in try Self.readApps(db, where: filter, limit: limit) } }
+        let after = filter.isEmpty ? "id > ?" : filter + " AND id > ?"
+        return try database.read { db in try Self.readApps(db, where: after, arguments: [id], limit: limit) }
+    }
+
+    /// The condition that picks one source's rows; an unknown source reads as manual, as in
+    /// `readApps`.
+    static func filter(_ source: Source?) -> String {
+        switch source {
         case nil: ""
-        case .folder: " WHERE source = 'folder'"
-        case .manual: " WHERE source != 'folder'"
+        case .folder: "source = 'folder'"
+        case .manual: "source != 'folder'"
         }
-        return try database.read { db in
-            var apps: [Stored] = []
-            apps.reserveCapacity(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM app" + filter) ?? 0)
-            // Columns by position, rows one at a time: the daemon's start with 10,000 apps
-            // is mostly this loop.
-            var urlTypes: [String: [AppBundle.URLType]] = [:]
-            let types = try Row.fetchCursor(db, sql: "SELECT appID, name, schemes FROM urlType" + (source == nil ? "" : " WHERE appID IN (SELECT id FROM app\(filter))")
-                                                + " ORDER BY appID, position")
-            while let row = try types.next() {
-                let schemes = Self.schemes(row[2])
-                if !schemes.isEmpty { urlTypes[row[0], default: []].append(AppBundle.URLType(name: row[1], schemes: schemes)) }
-            }
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, name, path, executable, schemes, queriesSchemes, source, registeredAt FROM app\(filter) ORDER BY id")
-            while let row = try rows.next() {
-                let id: String = row[0]
-                let queries = Self.schemes(row[5])
-                let schemes = Self.schemes(row[4])
-                var types = urlTypes.removeValue(forKey: id) ?? []
-                // The usual bundle, one URL type with every scheme: one array for both, not two
-                // (about a tenth of a large registry's memory).
-                if types.count == 1 && types[0].schemes == schemes { types[0].schemes = schemes }
-                let app = AppBundle(id: id, name: row[1], path: row[2], executable: row[3], schemes: schemes,
-                                    queriesSchemes: queries.isEmpty ? [] : Set(queries), urlTypes: types)
-                apps.append(Stored(app: app, source: Source(rawValue: row[6]) ?? .manual, registeredAt: row[7]))
-            }
-            return apps
+    }
+
+    /// The app rows matching `condition` (all when empty), in id order, at most `limit`, each
+    /// with its URL types.
+    static func readApps(_ db: Database, where condition: String, arguments: StatementArguments = [], limit: Int? = nil) throws -> [Stored] {
+        let clause = (condition.isEmpty ? "" : " WHERE " + condition) + " ORDER BY id" + (limit.map { " LIMIT \($0)" } ?? "")
+        var apps: [Stored] = []
+        if let limit {
+            apps.reserveCapacity(limit)
+        } else {
+            apps.reserveCapacity(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM app" + (condition.isEmpty ? "" : " WHERE " + condition), arguments: arguments) ?? 0)
         }
+        // Columns by position, rows one at a time: the daemon's start with 10,000 apps
+        // is mostly this loop.
+        var urlTypes: [String: [AppBundle.URLType]] = [:]
+        let types = try Row.fetchCursor(db, sql: "SELECT appID, name, schemes FROM urlType" + (condition.isEmpty && limit == nil ? "" : " WHERE appID IN (SELECT id FROM app\(clause))")
+                                            + " ORDER BY appID, position", arguments: arguments)
+        while let row = try types.next() {
+            let schemes = Self.schemes(row[2])
+            if !schemes.isEmpty { urlTypes[row[0], default: []].append(AppBundle.URLType(name: row[1], schemes: schemes)) }
+        }
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, name, path, executable, schemes, queriesSchemes, source, registeredAt FROM app\(clause)", arguments: arguments)
+        while let row = try rows.next() {
+            let id: String = row[0]
+            let queries = Self.schemes(row[5])
+            let schemes = Self.schemes(row[4])
+            var types = urlTypes.removeValue(forKey: id) ?? []
+            // The usual bundle, one URL type with every scheme: one array for both, not two.
+            if types.count == 1 && types[0].schemes == schemes { types[0].schemes = schemes }
+            let app = AppBundle(id: id, name: row[1], path: row[2], executable: row[3], schemes: schemes,
+                                queriesSchemes: queries.isEmpty ? [] : Set(queries), urlTypes: types)
+            apps.append(Stored(app: app, source: Source(rawValue: row[6]) ?? .manual, registeredAt: row[7]))
+        }
+        return apps
     }
 
     /// The user's defaults (`lsctl default`).
