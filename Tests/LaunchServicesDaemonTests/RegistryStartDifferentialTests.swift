@@ -79,8 +79,10 @@ struct RegistryStartDifferentialTests {
             var aheadClaims: [URLScheme: Int64] = [:]
             var aheadSources: [String: RegistryStore.Source] = [:]
             var aheadSchemes: Set<URLScheme> = []
+            // Through the claim index (a file this code kept) or from the rows, at random.
+            let fromIndex = random.chance(0.5)
             for scheme in Self.schemes.shuffled(using: &random) where random.chance(0.8) {
-                try started.store?.preview(of: scheme).add(to: &ahead, desktopClaims: &aheadClaims, sources: &aheadSources)
+                try started.store?.preview(of: scheme, fromIndex: fromIndex).add(to: &ahead, desktopClaims: &aheadClaims, sources: &aheadSources)
                 aheadSchemes.insert(scheme)
             }
             // The load in parts of 1 to 4 apps: the same as in one read.
@@ -120,12 +122,12 @@ struct RegistryStartDifferentialTests {
                             == SchemeResolution.resolve(scheme, registry: old.registry, desktop: side(old), now: now), "\(context), \(scheme)")
                 // Read ahead of the load, the scheme resolves as in the whole registry.
                 if aheadSchemes.contains(scheme) {
-                    #expect(ahead.resolve(scheme) == new.registry.resolve(scheme), "\(context), \(scheme) read ahead")
-                    #expect(ahead.handler(for: scheme) == new.registry.handler(for: scheme), "\(context), \(scheme) read ahead")
+                    #expect(ahead.resolve(scheme) == new.registry.resolve(scheme), "\(context), \(scheme) read ahead, from the index: \(fromIndex)")
+                    #expect(ahead.handler(for: scheme) == new.registry.handler(for: scheme), "\(context), \(scheme) read ahead, from the index: \(fromIndex)")
                     let aheadSide = SchemeResolution.DesktopSide(chosen: Self.entry, since: aheadClaims[scheme],
                                                                  userDefault: ahead.defaults[scheme].flatMap { ahead.apps[$0] == nil && $0 == Self.entry.id ? Self.entry : nil })
                     #expect(SchemeResolution.resolve(scheme, registry: ahead, desktop: aheadSide, now: now)
-                                == SchemeResolution.resolve(scheme, registry: new.registry, desktop: side(new), now: now), "\(context), \(scheme) read ahead")
+                                == SchemeResolution.resolve(scheme, registry: new.registry, desktop: side(new), now: now), "\(context), \(scheme) read ahead, from the index: \(fromIndex)")
                     for id in ahead.apps.keys { #expect(aheadSources[id] == new.sources[id], "\(context), \(id) read ahead") }
                 }
                 // The claim index (a point query) answers as the loaded registry.

@@ -103,7 +103,7 @@ extension RegistryService {
     }
 
     /// Apps registered by hand read in each part of the load after the socket serves.
-    static let loadPart = 1_000
+    static let loadPart = 250
 
     /// `finish` on `files`, the apps registered by hand read `loadPart` at a time, each part a
     /// job of its own: a scheme's read-ahead (`readAhead`) queued meanwhile runs after the

@@ -16,20 +16,25 @@ extension RegistryStore {
         public var desktopClaim: Int64?
     }
 
-    /// The rows `scheme`'s resolution depends on. The apps are found from their own rows
-    /// (`app.schemes`, a scan of one column), not from the claim index: an earlier version
-    /// writing to the file leaves the index behind until the load notices, and this answer
-    /// must be the one the whole registry gives. Each candidate the scan finds is parsed as the
-    /// load parses it and kept only if it claims the scheme then. The defaults and desktop
-    /// claims are read as the load reads them (their tables are small: the user's choices).
-    public func preview(of scheme: URLScheme) throws -> SchemePreview {
+    /// The rows `scheme`'s resolution depends on; this answer must be the one the whole
+    /// registry gives. The apps are found through the claim index when the file is as this
+    /// daemon's own clean stop left it (`checkSkipped`: every write since the index was built
+    /// kept it), else from their own rows (`app.schemes`, a scan of one column): an earlier
+    /// version writing to the file leaves the index behind until the load notices. Either
+    /// way each candidate is parsed as the load parses it and kept only if it claims the
+    /// scheme then. The defaults and desktop claims are read as the load reads them (their
+    /// tables are small: the user's choices).
+    public func preview(of scheme: URLScheme, fromIndex: Bool? = nil) throws -> SchemePreview {
         let defaultID = try loadDefaults()[scheme]
         let desktopClaim = try desktopClaims()[scheme]
+        let fromIndex = fromIndex ?? checkSkipped
         return try database.read { db in
-            // Schemes are saved space-separated and lowercase; LIKE compares ASCII letters
-            // without case, as parsing would lowercase, and a scheme holds no '%' or '_'.
-            var apps = try Self.readApps(db, where: "(' ' || schemes || ' ') LIKE ?", arguments: ["% \(scheme.normalized) %"])
-                .filter { $0.app.schemes.contains(scheme) }
+            var apps = try fromIndex
+                ? Self.readApps(db, where: "id IN (SELECT appID FROM claim WHERE scheme = ?)", arguments: [scheme.normalized])
+                // Schemes are saved space-separated and lowercase; LIKE compares ASCII letters
+                // without case, as parsing would lowercase, and a scheme holds no '%' or '_'.
+                : Self.readApps(db, where: "(' ' || schemes || ' ') LIKE ?", arguments: ["% \(scheme.normalized) %"])
+            apps.removeAll { !$0.app.schemes.contains(scheme) }
             if let defaultID, !apps.contains(where: { $0.app.id == defaultID }) {
                 apps += try Self.readApps(db, where: "id = ?", arguments: [defaultID])
             }
