@@ -43,9 +43,15 @@ extension RegistryService {
     /// made with `lsctl register` are not touched, nor anything the scan could not read.
     /// `done` gets a summary, on the loop.
     func rescan(_ done: @escaping (RescanSummary) -> Void) {
-        // A change seen before the socket served: the registry's load goes first on `files`,
-        // so this scan is applied to the whole registry.
+        // A change seen before the socket served: the registry's load starts now. It reads on
+        // `files` in parts, between which this scan could run and be applied to half a
+        // registry (or to the schemes read ahead, which the whole one replaces): it waits
+        // for the load, and one scan then answers every rescan asked meanwhile.
         finishLoading()
+        if isLoading {
+            rescansAfterLoad.append(done)
+            return
+        }
         let folders = self.folders
         let loop = self.loop
         let finish = NIOLoopBound((self, done), eventLoop: loop)

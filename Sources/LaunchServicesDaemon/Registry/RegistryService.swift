@@ -73,6 +73,8 @@ final class RegistryService {
     var watching = false
     /// Apps registered by hand from which the load's free memory is given back (`finishedLoading`).
     static let trimAfterLoading = 1_000
+    /// Rescans asked for while the registry loads: one scan answers them once it is in.
+    var rescansAfterLoad: [(RescanSummary) -> Void] = []
     /// The registry holds only schemes read ahead of the load (`readAhead`), not yet the whole.
     var readAheadInMemory = false
     /// The desktop side's claims, checked once the registry is in (`whenLoaded`).
@@ -151,6 +153,11 @@ final class RegistryService {
             readAheadInMemory = false
         }
         apply(loaded, refusalsLogged: true)
+        if !rescansAfterLoad.isEmpty {
+            let waiting = rescansAfterLoad
+            rescansAfterLoad = []
+            rescan { summary in for done in waiting { done(summary) } }
+        }
         if let saved = started.counts, saved != counts {
             // An earlier version wrote to the file since the index was built: rebuilt, so the
             // next start's counts are right again (the registry itself came from the app rows).
@@ -224,6 +231,9 @@ final class RegistryService {
         desktopCheckAfterLoad?()
         desktopCheckAfterLoad = nil
     }
+
+    /// The rest of the registry is still being read after the socket serves.
+    var isLoading: Bool { countsWhileLoading != nil }
 
     /// How many apps are registered and how many schemes they claim (`lsctl status`): as
     /// saved while the rest of the registry loads, then as in memory.

@@ -1,0 +1,103 @@
+import Foundation
+import LaunchServicesCore
+@testable import LaunchServicesDaemon
+import LaunchServicesTesting
+import Logging
+import LaunchServicesProtocol
+import NIOEmbedded
+import Testing
+
+/// The registry's load in parts, with schemes read ahead meanwhile, driven one job at a time
+/// on an embedded loop (`files` is the loop): the whole registry replaces the parts read
+/// ahead, and a rescan asked for during the load is applied to the whole registry once it is
+/// in, not to the parts (which the whole one would replace, losing the scan's bundle).
+@Suite("RegistryService: schemes read ahead while the registry loads in parts")
+struct RegistryReadAheadServiceTests {
+    let helper = BundleLoaderFolderTests()
+
+    @Test("the user's canOpen of one scheme is answered from its read-ahead while the load still runs; the whole registry replaces it")
+    func readAheadAnswersDuringTheLoad() throws {
+        try TemporaryFolder.with { root in
+            let apps = root + "/apps"
+            try FileManager.default.createDirectory(atPath: apps, withIntermediateDirectories: true)
+            let state = root + "/state"
+            // Three parts and a bit: apps registered by hand, each with a scheme of its own.
+            let count = RegistryService.loadPart * 3 + 7
+            do {
+                let store = try RegistryStore(folder: state)
+                try store.save((0..<count).map { i in
+                    (app: AppBundle(id: "hand.app\(i)", name: "a", path: "/hand/\(i).app", executable: "x", schemes: [try! URLScheme(validating: "h\(i)")]),
+                     registeredAt: Int64(1_000 + i))
+                }, source: .manual)
+                try store.close()
+            }
+            let loop = EmbeddedEventLoop()
+            let service = RegistryService(loop: loop, logger: Logger(label: "read-ahead-tests") { _ in SwiftLogNoOpLogHandler() },
+                                          folders: [apps], watchFolders: false, files: .onLoop(loop))
+            defer {
+                service.stop()
+                try? service.store?.close()
+            }
+            service.begin(try RegistryService.start(stateFolder: state, folders: [apps]), loaded: nil)
+            #expect(service.isLoading)
+            let user = ClientConnection(channel: EmbeddedChannel(), kind: .socket, identity: LaunchServicesDaemon.shellIdentity)
+            user.greeted = true
+            var answered: (loading: Bool, apps: Int, handler: String?)?
+            let wanted = try URLScheme(validating: "h\(count - 1)")
+            // Held; its scheme's read-ahead goes on the queue before the load's first part.
+            #expect(service.loadGate.admit(Envelope(id: 1, .canOpen(url: "\(wanted):x")), from: user) {
+                answered = (service.isLoading, service.registry.apps.count, service.registry.handler(for: wanted)?.id)
+            } == .held)
+            service.finishLoading()
+            loop.run()
+            let early = try #require(answered)
+            #expect(early.loading, "answered before the load was in")
+            #expect(early.apps == 1, "from the read-ahead alone")
+            #expect(early.handler == "hand.app\(count - 1)")
+            #expect(!service.isLoading)
+            #expect(service.registry.apps.count == count)
+            #expect(service.registry.handler(for: wanted)?.id == "hand.app\(count - 1)")
+        }
+    }
+
+    @Test("a rescan asked for while the load runs, with a scheme read ahead, is applied to the whole registry")
+    func rescanDuringLoad() throws {
+        try TemporaryFolder.with { root in
+            let apps = root + "/apps"
+            try FileManager.default.createDirectory(atPath: apps, withIntermediateDirectories: true)
+            let state = root + "/state"
+            let count = RegistryService.loadPart * 2 + 1
+            do {
+                let store = try RegistryStore(folder: state)
+                try store.save((0..<count).map { i in
+                    (app: AppBundle(id: "hand.app\(i)", name: "a", path: "/hand/\(i).app", executable: "x", schemes: [try! URLScheme(validating: "h\(i)")]),
+                     registeredAt: Int64(1_000 + i))
+                }, source: .manual)
+                try store.close()
+            }
+            let loop = EmbeddedEventLoop()
+            let service = RegistryService(loop: loop, logger: Logger(label: "read-ahead-tests") { _ in SwiftLogNoOpLogHandler() },
+                                          folders: [apps], watchFolders: false, files: .onLoop(loop))
+            defer {
+                service.stop()
+                try? service.store?.close()
+            }
+            service.begin(try RegistryService.start(stateFolder: state, folders: [apps]), loaded: nil)
+            // A read-ahead and a rescan queued behind the load's first part; a bundle arrives
+            // in the apps folder first.
+            service.finishLoading()
+            service.readAhead(try URLScheme(validating: "h0"))
+            _ = try helper.makeBundle(at: apps + "/alpha.app", plist: BundleLoaderFolderTests.plist(id: "com.alpha", urlTypes: BundleLoaderFolderTests.schemes("alpha")))
+            var summaries = 0
+            service.rescan { _ in summaries += 1 }
+            service.rescan { _ in summaries += 1 }
+            loop.run()
+            #expect(!service.isLoading)
+            #expect(summaries == 2, "one scan answers both")
+            #expect(service.registry.apps.count == count + 1)
+            #expect(service.registry.handler(for: try URLScheme(validating: "alpha"))?.id == "com.alpha", "the rescan's bundle is in the whole registry")
+            #expect(service.registry.handler(for: try URLScheme(validating: "h\(count - 1)"))?.id == "hand.app\(count - 1)")
+            #expect(try #require(service.store).load().apps.contains { $0.app.id == "com.alpha" && $0.source == .folder }, "and saved")
+        }
+    }
+}
