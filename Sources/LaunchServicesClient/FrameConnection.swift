@@ -94,9 +94,18 @@ public final class FrameConnection {
 
     /// The next message. `deadline` nil waits as long as it takes (an app's idle loop).
     /// `what` is said only in an error, so it is built only then.
+    ///
+    /// Without a deadline it reads at once: on a blocking descriptor (an app's end of the
+    /// daemon's socket pair) the read itself waits, one call per frame instead of a poll and
+    /// a read; a descriptor that turns out not to block (`EAGAIN`) is polled from then on.
     public func receive(waitingFor what: @autoclosure () -> String, deadline: ContinuousClock.Instant?) throws(ClientError) -> Envelope {
+        var readFirst = deadline == nil
         while true {
             if let envelope = try bufferedEnvelope() { return envelope }
+            if readFirst {
+                readFirst = try fill(waitingFor: what())
+                continue
+            }
             var timeoutMs: Int32 = -1
             if let deadline {
                 let left = deadline - .now
@@ -146,18 +155,23 @@ public final class FrameConnection {
         }
     }
 
-    private func fill(waitingFor what: @autoclosure () -> String) throws(ClientError) {
+    /// Reads what is there (waiting for it on a blocking descriptor). False when the read
+    /// would have blocked on a descriptor that does not (`EAGAIN`): poll before the next.
+    @discardableResult
+    private func fill(waitingFor what: @autoclosure () -> String) throws(ClientError) -> Bool {
         if consumed > 0 && consumed > buffer.count / 2 {
             buffer.removeFirst(consumed)
             consumed = 0
         }
         let n = Glibc.read(fd, readChunk.baseAddress!, readChunk.count)
         if n < 0 {
-            if errno == EINTR || errno == EAGAIN { return }
+            if errno == EINTR { return true }
+            if errno == EAGAIN || errno == EWOULDBLOCK { return false }
             if errno == ECONNRESET { throw .connectionClosed(waitingFor: what()) }
             throw .system(call: "read", errno: errno)
         }
         if n == 0 { throw .connectionClosed(waitingFor: what()) }
         buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: readChunk[..<n]))
+        return true
     }
 }
