@@ -15,30 +15,35 @@ import Testing
 struct RegistryReadAheadServiceTests {
     let helper = BundleLoaderFolderTests()
 
+    /// A service begun on a saved registry of `count` apps registered by hand (each with a
+    /// scheme of its own, `hN`), its load not started; its files queue is the embedded loop.
+    func begun(_ root: String, count: Int) throws -> (service: RegistryService, loop: EmbeddedEventLoop, apps: String) {
+        let apps = root + "/apps"
+        try FileManager.default.createDirectory(atPath: apps, withIntermediateDirectories: true)
+        let state = root + "/state"
+        let store = try RegistryStore(folder: state)
+        try store.save((0..<count).map { i in
+            (app: AppBundle(id: "hand.app\(i)", name: "a", path: "/hand/\(i).app", executable: "x", schemes: [try! URLScheme(validating: "h\(i)")]),
+             registeredAt: Int64(1_000 + i))
+        }, source: .manual)
+        try store.close()
+        let loop = EmbeddedEventLoop()
+        let service = RegistryService(loop: loop, logger: Logger(label: "read-ahead-tests") { _ in SwiftLogNoOpLogHandler() },
+                                      folders: [apps], watchFolders: false, files: .onLoop(loop))
+        service.begin(try RegistryService.start(stateFolder: state, folders: [apps]), loaded: nil)
+        return (service, loop, apps)
+    }
+
     @Test("the user's canOpen of one scheme is answered from its read-ahead while the load still runs; the whole registry replaces it")
     func readAheadAnswersDuringTheLoad() throws {
         try TemporaryFolder.with { root in
-            let apps = root + "/apps"
-            try FileManager.default.createDirectory(atPath: apps, withIntermediateDirectories: true)
-            let state = root + "/state"
-            // Three parts and a bit: apps registered by hand, each with a scheme of its own.
+            // Three parts and a bit.
             let count = RegistryService.loadPart * 3 + 7
-            do {
-                let store = try RegistryStore(folder: state)
-                try store.save((0..<count).map { i in
-                    (app: AppBundle(id: "hand.app\(i)", name: "a", path: "/hand/\(i).app", executable: "x", schemes: [try! URLScheme(validating: "h\(i)")]),
-                     registeredAt: Int64(1_000 + i))
-                }, source: .manual)
-                try store.close()
-            }
-            let loop = EmbeddedEventLoop()
-            let service = RegistryService(loop: loop, logger: Logger(label: "read-ahead-tests") { _ in SwiftLogNoOpLogHandler() },
-                                          folders: [apps], watchFolders: false, files: .onLoop(loop))
+            let (service, loop, _) = try begun(root, count: count)
             defer {
                 service.stop()
                 try? service.store?.close()
             }
-            service.begin(try RegistryService.start(stateFolder: state, folders: [apps]), loaded: nil)
             #expect(service.isLoading)
             let user = ClientConnection(channel: EmbeddedChannel(), kind: .socket, identity: LaunchServicesDaemon.shellIdentity)
             user.greeted = true
@@ -63,26 +68,12 @@ struct RegistryReadAheadServiceTests {
     @Test("a rescan asked for while the load runs, with a scheme read ahead, is applied to the whole registry")
     func rescanDuringLoad() throws {
         try TemporaryFolder.with { root in
-            let apps = root + "/apps"
-            try FileManager.default.createDirectory(atPath: apps, withIntermediateDirectories: true)
-            let state = root + "/state"
             let count = RegistryService.loadPart * 2 + 1
-            do {
-                let store = try RegistryStore(folder: state)
-                try store.save((0..<count).map { i in
-                    (app: AppBundle(id: "hand.app\(i)", name: "a", path: "/hand/\(i).app", executable: "x", schemes: [try! URLScheme(validating: "h\(i)")]),
-                     registeredAt: Int64(1_000 + i))
-                }, source: .manual)
-                try store.close()
-            }
-            let loop = EmbeddedEventLoop()
-            let service = RegistryService(loop: loop, logger: Logger(label: "read-ahead-tests") { _ in SwiftLogNoOpLogHandler() },
-                                          folders: [apps], watchFolders: false, files: .onLoop(loop))
+            let (service, loop, apps) = try begun(root, count: count)
             defer {
                 service.stop()
                 try? service.store?.close()
             }
-            service.begin(try RegistryService.start(stateFolder: state, folders: [apps]), loaded: nil)
             // A read-ahead and a rescan queued behind the load's first part; a bundle arrives
             // in the apps folder first.
             service.finishLoading()
