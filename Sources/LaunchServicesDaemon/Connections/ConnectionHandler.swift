@@ -96,19 +96,16 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     private func received(_ body: ByteBuffer) {
         guard let connection else { return }
-        let decoded = body.withUnsafeReadableBytes { raw -> Result<Envelope, WireError> in
-            do throws(WireError) {
-                return .success(try Envelope.decode(raw))
-            } catch {
-                return .failure(error)
-            }
-        }
-        switch decoded {
-        case .success(let envelope):
-            events.received(envelope, from: connection)
-        case .failure(let error):
+        // Decoded straight into a constant: held in a `Result` and matched out of it, the
+        // envelope was copied once more, and destroyed twice, per request.
+        let envelope: Envelope
+        do throws(WireError) {
+            envelope = try body.withUnsafeReadableBytes { raw throws(WireError) in try Envelope.decode(raw) }
+        } catch {
             events.protocolViolation(error.description, on: connection)
+            return
         }
+        events.received(envelope, from: connection)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
