@@ -216,7 +216,13 @@ struct Fields {
 
     mutating func append(_ tag: UInt8, _ value: WireReader) { entries.append((tag, value)) }
     func first(_ tag: UInt8) -> WireReader? { entries.first { $0.0 == tag }?.1 }
-    func all(_ tag: UInt8) -> [WireReader] { entries.filter { $0.0 == tag }.map(\.1) }
+    /// Every field with `tag`, in order: gathered in one pass into one list (a filter then
+    /// a map made two, on every open's answer, for its phase timings).
+    func all(_ tag: UInt8) -> [WireReader] {
+        var found: [WireReader] = []
+        for (entryTag, value) in entries where entryTag == tag { found.append(value) }
+        return found
+    }
 
     func string(_ tag: UInt8, _ kind: String, _ name: String) throws(WireError) -> String {
         guard let v = first(tag) else { throw .missingField(kind: kind, field: name) }
