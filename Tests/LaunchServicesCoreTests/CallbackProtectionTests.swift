@@ -19,6 +19,18 @@ struct CallbackProtectionTests {
         #expect(check.checkRequest(try url("wordrev://x-callback-url/reverse?word=a"), source: "anyone") == nil, "no callbacks, nothing to check")
     }
 
+    @Test("a URL without a query may carry no callbacks (the check is skipped for it); one with a query may, even when it has none")
+    func mayCarryCallbacks() throws {
+        for text in ["xyz:hello", "xyz://host/path#x-success=third%3A%2F%2Fsteal", "wordrev://x-callback-url/reverse?", "third:/a/x-success=third:steal"] {
+            let request = try url(text)
+            #expect(!CallbackCheck.mayCarryCallbacks(request), "\(text)")
+            #expect(check.checkRequest(request, source: "com.example.schemedemo") == nil, "\(text)")
+        }
+        #expect(CallbackCheck.mayCarryCallbacks(try url("wordrev://x-callback-url/reverse?word=a")))
+        #expect(CallbackCheck.mayCarryCallbacks(try url("wordrev://x?x-error=third%3A%2F%2Fsteal")))
+        #expect(check.checkRequest(try url("wordrev://x?x-error=third%3A%2F%2Fsteal"), source: "com.example.schemedemo") != nil)
+    }
+
     @Test("a callback to a third app's scheme is a violation naming the parameter, the URL and both apps")
     func thirdAppRefused() throws {
         let request = try url("wordrev://x-callback-url/reverse?x-success=schemedemo%3A%2F%2Fok&x-error=third%3A%2F%2Fsteal")

@@ -79,7 +79,10 @@ public struct LaunchStateMachine: Sendable {
             return []
         }
         apps.values[slot].queue.served(request.caller)
+        // Room for a warm open's actions (its deadline and delivery, and the front changing
+        // hands): grown from empty, the list was allocated twice per open.
         var actions: [Action] = []
+        actions.reserveCapacity(4)
         begin(request, app: app, now: now, into: &actions)
         return actions
     }

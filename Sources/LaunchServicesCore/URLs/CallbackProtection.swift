@@ -62,6 +62,13 @@ public struct CallbackCheck {
         XCallbackRequest.reservedName(name).flatMap { callbackParameters.contains($0) ? $0 : nil }
     }
 
+    /// Whether `checkRequest` has anything to read in `url`: the callbacks a request
+    /// carries are query items, so a URL without a query carries none. Lets a caller skip
+    /// making a check (and its two closures) for such a URL.
+    public static func mayCarryCallbacks(_ url: ParsedURL) -> Bool {
+        url.rawQuery?.isEmpty == false
+    }
+
     /// Checks the callbacks a request carries against its verified source. Any URL with
     /// these parameters is checked, whatever its host and however they are spelled: the
     /// names are reserved. Every occurrence is checked, since callees differ in which of

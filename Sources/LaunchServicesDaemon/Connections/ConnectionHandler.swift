@@ -29,8 +29,9 @@ protocol ConnectionEvents: AnyObject {
     func readBatchEnded()
 }
 
-/// The channel end of a connection: turns frames into envelopes for the daemon and reports
-/// the connection's life. All protocol decisions are the daemon's.
+/// The channel end of a connection: splits the bytes read into frames (`FrameReader`),
+/// turns frames into envelopes for the daemon and reports the connection's life. All
+/// protocol decisions are the daemon's.
 final class ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
@@ -39,11 +40,19 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// Given by the testing kit, whose channels have no socket to ask.
     private let givenPeer: PeerCredentials?
     private var connection: ClientConnection?
+    private var frames: FrameReader
+    /// Frames are being handed on (`readFrames`): bytes read meanwhile (a re-entrant read)
+    /// wait behind them, and the loop already running splits them.
+    private var readingFrames = false
+    /// The input ended (its end, or the channel's): the frames complete by then were handed
+    /// on, and later bytes are not split.
+    private var inputEnded = false
 
-    init(events: any ConnectionEvents, kind: ClientConnection.Kind, peer: PeerCredentials? = nil) {
+    init(events: any ConnectionEvents, kind: ClientConnection.Kind, peer: PeerCredentials? = nil, maximumFrameLength: Int) {
         self.events = events
         self.kind = kind
         givenPeer = peer
+        frames = FrameReader(maximumLength: maximumFrameLength)
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -53,25 +62,55 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let bytes = unwrapInboundIn(data)
+        if let failure = frames.failure {
+            // As NIO's ByteToMessageHandler reported bytes that follow a refused frame.
+            errorCaught(context: context, error: ByteToMessageDecoderError.dataReceivedInErrorState(failure, bytes))
+            return
+        }
+        frames.append(bytes)
+        guard !inputEnded else { return }
+        readFrames(context: context)
+    }
+
+    /// Hands on every whole frame buffered; a refused length is the peer's protocol
+    /// violation (`errorCaught`). Re-entered (a frame handed on led to another read, or to
+    /// the end of input), it leaves the bytes to the loop already running.
+    private func readFrames(context: ChannelHandlerContext) {
+        guard !readingFrames else { return }
+        readingFrames = true
+        defer { readingFrames = false }
+        do {
+            while let body = try frames.next() { received(body) }
+        } catch {
+            errorCaught(context: context, error: error)
+        }
+    }
+
+    /// The input ended: the frames complete by then are handed on before the end is.
+    private func inputEnding(context: ChannelHandlerContext) {
+        guard !inputEnded else { return }
+        inputEnded = true
+        readFrames(context: context)
+    }
+
+    private func received(_ body: ByteBuffer) {
         guard let connection else { return }
-        let body = unwrapInboundIn(data)
-        let decoded = body.withUnsafeReadableBytes { raw -> Result<Envelope, WireError> in
-            do throws(WireError) {
-                return .success(try Envelope.decode(raw))
-            } catch {
-                return .failure(error)
-            }
-        }
-        switch decoded {
-        case .success(let envelope):
-            events.received(envelope, from: connection)
-        case .failure(let error):
+        // Decoded straight into a constant: held in a `Result` and matched out of it, the
+        // envelope was copied once more, and destroyed twice, per request.
+        let envelope: Envelope
+        do throws(WireError) {
+            envelope = try body.withUnsafeReadableBytes { raw throws(WireError) in try Envelope.decode(raw) }
+        } catch {
             events.protocolViolation(error.description, on: connection)
+            return
         }
+        events.received(envelope, from: connection)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
+            inputEnding(context: context)
             if let connection {
                 events.peerFinishedSending(connection)
             } else {
@@ -98,6 +137,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        inputEnding(context: context)
         if let connection { events.connectionClosed(connection) }
         connection = nil
         context.fireChannelInactive()

@@ -15,18 +15,22 @@ extension ConnectionService {
             return
         }
         // While the registry loads after the socket serves, what needs it waits (`RegistryLoadGate`).
-        switch admin.registry.loadGate.admit(envelope, from: connection, replay: { [unowned self] in
-            guard connection.channel.isActive else { return }
-            received(envelope, from: connection)
-            // Answered outside a read: nothing else writes it out at the end of this tick.
-            connections.flushAtEndOfTick()
-        }) {
-        case .pass: break
-        case .held: return
-        case .full:
-            connection.closing = true
-            ConnectionTable.refuse(connection.channel, with: OpenError(.unavailable, "launchservicesd is still loading its registry and holds \(RegistryLoadGate.maximumHeld) requests already; try again"))
-            return
+        // Asked only while it is closed: an open gate passes everything, and the replay
+        // closure (which holds the envelope) cost an allocation and copies per request.
+        if !admin.registry.loadGate.isOpen {
+            switch admin.registry.loadGate.admit(envelope, from: connection, replay: { [unowned self] in
+                guard connection.channel.isActive else { return }
+                received(envelope, from: connection)
+                // Answered outside a read: nothing else writes it out at the end of this tick.
+                connections.flushAtEndOfTick()
+            }) {
+            case .pass: break
+            case .held: return
+            case .full:
+                connection.closing = true
+                ConnectionTable.refuse(connection.channel, with: OpenError(.unavailable, "launchservicesd is still loading its registry and holds \(RegistryLoadGate.maximumHeld) requests already; try again"))
+                return
+            }
         }
         guard connection.greeted else {
             greet(envelope, connection)

@@ -35,13 +35,12 @@ final class ConnectionTable {
 
     var connections: Dictionary<ObjectIdentifier, ClientConnection>.Values { all.values }
 
-    /// Frames and the handler on a new connection. `peer` stands in for SO_PEERCRED on
+    /// The handler (frames, envelopes, the connection's life) on a new connection. `peer` stands in for SO_PEERCRED on
     /// channels that have no socket (the testing kit's).
     func installPipeline(on channel: Channel, kind: ClientConnection.Kind, peer: PeerCredentials? = nil) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             guard let events else { throw ChannelError.ioOnClosedChannel }
-            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumLength: maximumFrameLength)))
-            try channel.pipeline.syncOperations.addHandler(ConnectionHandler(events: events, kind: kind, peer: peer))
+            try channel.pipeline.syncOperations.addHandler(ConnectionHandler(events: events, kind: kind, peer: peer, maximumFrameLength: maximumFrameLength))
         }
     }
 

@@ -1,8 +1,11 @@
 import LaunchServicesProtocol
 import NIOCore
 
-/// Splits the byte stream into frame bodies (`u32` big-endian length, then the body).
-/// A declared length over the limit is refused at once, before any of it is buffered.
+/// Splits the byte stream into frame bodies (`u32` big-endian length, then the body), inside
+/// NIO's `ByteToMessageHandler`. A declared length over the limit is refused at once, before
+/// any of it is buffered. Used where a frame is rare: a D-Bus caller's end of its socketpair
+/// (`DBusCaller`), which reads only the daemon's refusals. The daemon's own end of every
+/// connection splits with `FrameReader` inside `ConnectionHandler` (why: see there).
 struct FrameDecoder: ByteToMessageDecoder {
     typealias InboundOut = ByteBuffer
     let maximumLength: Int

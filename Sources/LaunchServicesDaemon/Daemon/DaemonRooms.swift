@@ -65,7 +65,8 @@ final class DaemonRooms {
         connections.events = connectionService
         if let bus = desktopLaunchers.bus {
             let service = SessionBusService(loop: loop, logger: logger, bus: bus, connections: connections, maximumFrameLength: configuration.maximumFrameLength)
-            lifecycle.stateObserver = { [unowned service] in service.appStateChanged($0, state: $1, pid: $2) }
+            lifecycle.stateReporter = AppStateReporter(canReceive: { bus.hasConnection },
+                                                       changed: { [unowned service] in service.appStateChanged($0, state: $1, pid: $2) })
             sessionBus = service
         } else {
             sessionBus = nil

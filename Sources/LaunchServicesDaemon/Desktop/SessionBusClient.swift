@@ -100,6 +100,12 @@ package final class SessionBusClient: Sendable {
         inbox.postSignal(signal)
     }
 
+    /// Whether the bus thread holds a connection to the bus now (made, accepted by the bus
+    /// or not yet): only then can a signal posted now be sent, since the thread drops the
+    /// signals it takes while it has none (`emit`) and takes each on its next turn, before
+    /// it connects again. One atomic load, cheap enough to ask on every lifecycle event.
+    package var hasConnection: Bool { inbox.hasConnection }
+
     /// Answers every call still owed one (`stopping`), closes the connection and ends the
     /// thread; later calls are answered `stopping`. The future completes on `loop` when the
     /// thread has ended (at once when it never started).
@@ -171,6 +177,15 @@ final class SessionBusInbox: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Set by the thread while it holds a connection (`SessionBusWorker.bus` is not nil);
+    /// read by the loop, lock-free (`hasConnection`).
+    private let connected = Atomic<Bool>(false)
+
+    /// Whether the thread holds a connection now.
+    var hasConnection: Bool { connected.load(ordering: .acquiring) }
+
+    /// For the thread: it made a connection (`true`) or dropped it (`false`).
+    func connectionChanged(_ made: Bool) { connected.store(made, ordering: .releasing) }
 
     /// Queues `work` unless the bound is reached or the thread stops; starts the thread
     /// (through `start`, with the lock held) the first time.

@@ -200,6 +200,7 @@ final class SessionBusWorker {
             return noBus(errno: -rc)
         }
         bus = made
+        inbox.connectionChanged(true)
         ready = false
         if server != nil { attachServer() }
         return nil
@@ -244,6 +245,7 @@ final class SessionBusWorker {
         pending.removeAll()
         if let bus { sd_bus_close_unref(bus) }
         bus = nil
+        inbox.connectionChanged(false)
         ready = false
     }
 

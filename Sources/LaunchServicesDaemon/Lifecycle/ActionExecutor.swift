@@ -183,14 +183,18 @@ final class ActionExecutor {
     /// except those of phases the machine has finished (one per answered open would
     /// otherwise linger until it fires): the machine keeps one deadline per app running.
     private func armDeadline(app: String, token: LaunchToken, after: Duration) {
-        var tokens = deadlineTokens[app] ?? []
-        tokens.removeAll { old in
-            guard old == token || !phaseIsRunning(app, old) else { return false }
-            deadlines.cancel(old)
-            return true
+        // The app's list is changed where it is stored: copied out and written back, it
+        // cost a second lookup by the app's id and a copy of the list, on every open.
+        let deadlines = deadlines, phaseIsRunning = phaseIsRunning
+        func replaceFinished(_ tokens: inout [LaunchToken]) {
+            tokens.removeAll { old in
+                guard old == token || !phaseIsRunning(app, old) else { return false }
+                deadlines.cancel(old)
+                return true
+            }
+            tokens.append(token)
         }
-        tokens.append(token)
-        deadlineTokens[app] = tokens
+        replaceFinished(&deadlineTokens[app, default: []])
         deadlines.arm(token, app: app, after: after)
     }
 

@@ -15,14 +15,9 @@ final class AppLifecycle {
     private let configuration: DaemonConfiguration
     private let connections: ConnectionTable
     private let registry: RegistryService
-    /// Told of each app whose lifecycle state or pid changed (id, state as `lsctl running`
-    /// shows it, pid): the session bus's `AppStateChanged`. The machine is not asked to
-    /// report it: its states are compared after each event instead, so the pure core stays
-    /// as it is and an observer that is not set costs nothing.
-    var stateObserver: ((_ app: String, _ state: String, _ pid: Int32?) -> Void)? {
-        didSet { lastStates = Self.states(of: machine) }
-    }
-    private var lastStates: [String: AppStateSnapshot] = [:]
+    /// Reports each app whose lifecycle state or pid changed to the session bus's
+    /// `AppStateChanged`, while a bus can hear it; nil without a session bus service.
+    var stateReporter: AppStateReporter?
 
     init(configuration: DaemonConfiguration, loop: EventLoop, logger: Logger, connections: ConnectionTable, supervisor: ProcessSupervisor,
          registry: RegistryService, records: OpenRecords) {
@@ -46,34 +41,10 @@ final class AppLifecycle {
     /// Hands an event to the machine and carries out what it returns; `flush` writes the
     /// frames out at once (for events that do not come from a read, whose batch flushes).
     func event(flush: Bool = false, _ event: (inout LaunchStateMachine, _ now: UInt64) -> [LaunchStateMachine.Action]) {
+        let reporting = stateReporter?.beforeEvent(machine) ?? false
         executor.perform(event(&machine, now))
         if flush { connections.flush() }
-        if let stateObserver { reportStates(to: stateObserver) }
-    }
-
-    /// Every app whose state or pid differs from the last report; an app no longer running
-    /// is reported `notRunning` with no pid.
-    private func reportStates(to observer: (String, String, Int32?) -> Void) {
-        // Most events (each open to a running app) change no app's state: found without
-        // building anything, since this runs after every event while on a session bus.
-        guard statesChanged else { return }
-        let states = Self.states(of: machine)
-        for (app, now) in states.sorted(by: { $0.key < $1.key }) where lastStates[app] != now { observer(app, now.state, now.pid) }
-        for app in lastStates.keys.sorted() where states[app] == nil { observer(app, AppState.notRunning.rawValue, nil) }
-        lastStates = states
-    }
-
-    private var statesChanged: Bool {
-        !machine.running(count: lastStates.count) { app, record in
-            guard let last = lastStates[app] else { return false }
-            return last.pid == record.pid && last.state == record.state.rawValue
-        }
-    }
-
-    private static func states(of machine: LaunchStateMachine) -> [String: AppStateSnapshot] {
-        var states: [String: AppStateSnapshot] = [:]
-        for (app, record) in machine.running { states[app] = AppStateSnapshot(state: record.state.rawValue, pid: record.pid) }
-        return states
+        if reporting { stateReporter?.afterEvent(machine) }
     }
 
     /// Whether `app`'s process was handed its welcome at spawn, with its launch methods: its
@@ -183,10 +154,4 @@ final class AppLifecycle {
             event(flush: true) { [grace = configuration.shutdownGrace] machine, _ in machine.quitStepExpired(app: app, token: token, grace: grace) }
         }
     }
-}
-
-/// An app's state and pid as last reported to the state observer.
-private struct AppStateSnapshot: Equatable {
-    var state: String
-    var pid: Int32?
 }

@@ -22,8 +22,9 @@ final class OpenRecords {
     }
 
     /// Answers the open `token` stands for with `outcome`; the connection answered, if its
-    /// caller is still there.
-    func answer(_ token: LaunchToken, _ outcome: OpenOutcome) -> ClientConnection? {
+    /// caller is still there. The outcome is taken (`consuming`) and moved on into the
+    /// answer's envelope: each copy of it on the way retained and released all its fields.
+    func answer(_ token: LaunchToken, _ outcome: consuming OpenOutcome) -> ClientConnection? {
         let entry = ledger.finish(token)
         // The log line is built only when it will be written: on the open path, at the
         // usual `warning` level, its metadata and phase list cost more than the rest of
@@ -38,7 +39,7 @@ final class OpenRecords {
         if answered.handlerKind == nil, answered.app != nil { answered.handlerKind = entry.kind }
         history.record(source: entry.source, via: entry.connection.via, scheme: entry.scheme, answered, callerLeft: entry.callerLeft)
         guard !entry.callerLeft else { return nil }
-        connections.send(Envelope(id: entry.id, .openResult(answered)), to: entry.connection)
+        connections.send(Envelope(id: entry.id, .openResult(consume answered)), to: entry.connection)
         return entry.connection
     }
 

@@ -93,11 +93,13 @@ final class OpenService {
         }
         switch handler {
         case .native(let app):
+            // The event's closure captures the id alone, not the bundle it was read from.
+            let appID = app.id
             let token = records.ledger.begin(.init(connection: connection, id: id, scheme: url.scheme, source: connection.identity, url: text, received: received,
-                                                   app: app.id, kind: .native))
+                                                   app: appID, kind: .native))
             let request = OpenRequest(token: token, url: text, sourceApplication: connection.identity, annotation: annotation, warning: warning,
                                       caller: connection.serial, background: options.background)
-            lifecycle.event { $0.open(request, app: app.id, now: $1) }
+            lifecycle.event { $0.open(request, app: appID, now: $1) }
         case .desktop(let candidate):
             if options.background {
                 var refusal = OpenOutcome.failure(OpenError(.invalidRequest, "\(TerminalText.escapingControls(candidate.id)) is a desktop app, which cannot be opened without coming to the front (--background applies only to apps on this package's runtime); open without --background"), app: candidate.id)
