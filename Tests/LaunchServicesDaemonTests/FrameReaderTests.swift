@@ -140,7 +140,7 @@ struct ConnectionHandlerFrameTests {
         let c = try channel(recorder)
         recorder.onReceive = { envelope in
             guard envelope.id == 1 else { return }
-            try? c.writeInbound(c.allocator.buffer(bytes: self.frame(3)))
+            _ = try? c.writeInbound(c.allocator.buffer(bytes: self.frame(3)))
         }
         try c.writeInbound(c.allocator.buffer(bytes: frame(1) + frame(2)))
         #expect(recorder.heard == ["received 1", "received 2", "received 3"])
