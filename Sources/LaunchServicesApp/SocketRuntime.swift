@@ -92,7 +92,7 @@ final class SocketLink: ApplicationOutbound {
     /// The next frame for the loop: one set aside first, else the next from the socket.
     func next() throws(ClientError) -> Envelope {
         if let kept = deferred.removeFirst() { return kept }
-        return try connection.receive(waitingFor: "the next event", deadline: nil)
+        return try connection.receiveWithoutDeadline(waitingFor: "the next event")
     }
 
     func sendOpen(url: String, annotation: PropertyListValue?, returnTo: String?) throws(ClientError) -> UInt32 {

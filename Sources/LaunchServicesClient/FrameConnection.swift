@@ -94,18 +94,9 @@ public final class FrameConnection {
 
     /// The next message. `deadline` nil waits as long as it takes (an app's idle loop).
     /// `what` is said only in an error, so it is built only then.
-    ///
-    /// Without a deadline it reads at once: on a blocking descriptor (an app's end of the
-    /// daemon's socket pair) the read itself waits, one call per frame instead of a poll and
-    /// a read; a descriptor that turns out not to block (`EAGAIN`) is polled from then on.
     public func receive(waitingFor what: @autoclosure () -> String, deadline: ContinuousClock.Instant?) throws(ClientError) -> Envelope {
-        var readFirst = deadline == nil
         while true {
             if let envelope = try bufferedEnvelope() { return envelope }
-            if readFirst {
-                readFirst = try fill(waitingFor: what())
-                continue
-            }
             var timeoutMs: Int32 = -1
             if let deadline {
                 let left = deadline - .now
@@ -121,6 +112,41 @@ public final class FrameConnection {
             }
             if ready == 0 { throw .timedOut(waitingFor: what(), after: .zero) }
             try fill(waitingFor: what())
+        }
+    }
+
+    /// The next message, waiting as long as it takes (an app's idle loop), reading at once:
+    /// on a blocking descriptor (an app's end of the daemon's socket pair) the read itself
+    /// waits, one call per frame instead of a poll and a read; a descriptor that turns out
+    /// not to block (`EAGAIN`) is polled from then on. Apart from `receive`, whose path with
+    /// a deadline is every client's and is left as it is.
+    public func receiveWithoutDeadline(waitingFor what: @autoclosure () -> String) throws(ClientError) -> Envelope {
+        var blocks = true
+        while true {
+            if let envelope = try bufferedEnvelope() { return envelope }
+            if !blocks {
+                var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                if poll(&pfd, 1, -1) < 0 {
+                    if errno == EINTR { continue }
+                    throw .system(call: "poll", errno: errno)
+                }
+            }
+            if consumed > 0 && consumed > buffer.count / 2 {
+                buffer.removeFirst(consumed)
+                consumed = 0
+            }
+            let n = Glibc.read(fd, readChunk.baseAddress!, readChunk.count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    blocks = false
+                    continue
+                }
+                if errno == ECONNRESET { throw .connectionClosed(waitingFor: what()) }
+                throw .system(call: "read", errno: errno)
+            }
+            if n == 0 { throw .connectionClosed(waitingFor: what()) }
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: readChunk[..<n]))
         }
     }
 
@@ -155,23 +181,18 @@ public final class FrameConnection {
         }
     }
 
-    /// Reads what is there (waiting for it on a blocking descriptor). False when the read
-    /// would have blocked on a descriptor that does not (`EAGAIN`): poll before the next.
-    @discardableResult
-    private func fill(waitingFor what: @autoclosure () -> String) throws(ClientError) -> Bool {
+    private func fill(waitingFor what: @autoclosure () -> String) throws(ClientError) {
         if consumed > 0 && consumed > buffer.count / 2 {
             buffer.removeFirst(consumed)
             consumed = 0
         }
         let n = Glibc.read(fd, readChunk.baseAddress!, readChunk.count)
         if n < 0 {
-            if errno == EINTR { return true }
-            if errno == EAGAIN || errno == EWOULDBLOCK { return false }
+            if errno == EINTR || errno == EAGAIN { return }
             if errno == ECONNRESET { throw .connectionClosed(waitingFor: what()) }
             throw .system(call: "read", errno: errno)
         }
         if n == 0 { throw .connectionClosed(waitingFor: what()) }
         buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: readChunk[..<n]))
-        return true
     }
 }

@@ -3,9 +3,9 @@ import LaunchServicesClient
 import LaunchServicesProtocol
 import Testing
 
-/// `FrameConnection.receive` without a deadline reads at once (the read waits on a blocking
-/// descriptor), and falls back to polling on one that does not block; with a deadline it
-/// polls and times out. Each: frames written later by another thread, split across writes.
+/// `FrameConnection.receiveWithoutDeadline` reads at once (the read waits on a blocking
+/// descriptor), and falls back to polling on one that does not block; `receive` with a
+/// deadline polls and times out. Each: frames written later by another thread, split across writes.
 @Suite("FrameConnection: receiving with and without a deadline")
 struct FrameConnectionReceiveTests {
     /// A socket pair; `nonBlocking` makes the receiving end not block.
@@ -43,7 +43,7 @@ struct FrameConnectionReceiveTests {
         }
         _ = Self.writeLater(sending, count: 3)
         for i in 0..<3 {
-            let envelope = try connection.receive(waitingFor: "frame \(i)", deadline: nil)
+            let envelope = try connection.receiveWithoutDeadline(waitingFor: "frame \(i)")
             #expect(envelope.id == UInt32(i + 1))
             guard case .canOpen(let url) = envelope.message else {
                 Issue.record("not a canOpen: \(envelope.message)")
@@ -62,7 +62,7 @@ struct FrameConnectionReceiveTests {
             close(sending)
         }
         closer.start()
-        #expect(throws: ClientError.self) { try connection.receive(waitingFor: "a frame", deadline: nil) }
+        #expect(throws: ClientError.self) { try connection.receiveWithoutDeadline(waitingFor: "a frame") }
     }
 
     @Test("a deadline with nothing sent times out")
