@@ -266,10 +266,16 @@ struct DaemonRobustnessTests {
         let root = folder.path
         try FileManager.default.createDirectory(atPath: root + "/open", withIntermediateDirectories: true)
         chmod(root + "/open", 0o777)
-        let r = try ChildProcess.run(DaemonHarness.binary("launchservicesd"), ["--socket", root + "/open/s", "--state", root + "/state", "--apps", root + "/apps"],
-                                     environment: ProcessInfo.processInfo.environment, scratch: root, timeout: 20)
-        #expect(r.status != 0)
-        #expect(r.stderr.contains("the socket folder \(root)/open is writable by others (mode 777)"), "\(r.stderr)")
+        // Three times: the desktop entries' read, started before the bind, used to hand its
+        // result to an event loop already ended (SwiftNIO printed an error into the middle of
+        // the daemon's own, about every other start).
+        for _ in 0..<3 {
+            let r = try ChildProcess.run(DaemonHarness.binary("launchservicesd"), ["--socket", root + "/open/s", "--state", root + "/state", "--apps", root + "/apps"],
+                                         environment: ProcessInfo.processInfo.environment, scratch: root, timeout: 20)
+            #expect(r.status != 0)
+            #expect(r.stderr.contains("the socket folder \(root)/open is writable by others (mode 777)"), "\(r.stderr)")
+            #expect(!r.stderr.contains("Cannot schedule tasks"), "\(r.stderr)")
+        }
     }
 
     @Test("clients refuse a socket served by another user",

@@ -16,7 +16,15 @@ public struct DaemonService: Service {
 
     public func run() async throws {
         try await daemon.loadRegistry()
-        try await daemon.bind()
+        do {
+            try await daemon.bind()
+        } catch {
+            // A socket that cannot be served ends the start: what loading started (the
+            // desktop entries' read, the watches, the databases) stops first, while the
+            // loop still runs, and the reason is said after.
+            await daemon.shutdown()
+            throw error
+        }
         daemon.startSupervision()
         try? await gracefulShutdown()
         await daemon.shutdown()

@@ -137,6 +137,12 @@ public final class LaunchServicesDaemon: Sendable {
         if let stragglers, stragglers > 0 {
             logger.notice("ended \(stragglers) processes apps had started and left running")
         }
+        // The desktop entries' reader hands each read to the loop: stopped above, a read
+        // still under way finishes while the loop runs, not after it has ended (bounded).
+        let deadline = DispatchTime.now() + .nanoseconds(Int(TimeAmount(databaseCloseTimeout).nanoseconds))
+        if await DatabaseClosing.run(on: workers.desktopReads, until: deadline, {}) == nil {
+            logger.warning("the desktop entries' read was still under way \(databaseCloseTimeout) after the stop began; stopping without it")
+        }
         let closing = DatabaseClosing(loop: loop, logger: logger, timeout: databaseCloseTimeout)
         if let (registry, pasteboard) = try? await loop.submit({ [rooms] in (rooms.value.registry.store, rooms.value.pasteboards.store) }).get() {
             if let registry {

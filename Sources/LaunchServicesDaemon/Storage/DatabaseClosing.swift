@@ -45,7 +45,7 @@ struct DatabaseClosing {
 
     /// Runs `work` on `queue` and waits for its result until `deadline`; nil if it has not
     /// finished by then (it still runs, later).
-    private static func run<T: Sendable>(on queue: WorkQueue, until deadline: DispatchTime, _ work: @escaping @Sendable () -> T) async -> T? {
+    static func run<T: Sendable>(on queue: WorkQueue, until deadline: DispatchTime, _ work: @escaping @Sendable () -> T) async -> T? {
         await withCheckedContinuation { (done: CheckedContinuation<T?, Never>) in
             let answered = NIOLockedValueBox(false)
             let answer: @Sendable (T?) -> Void = { result in
