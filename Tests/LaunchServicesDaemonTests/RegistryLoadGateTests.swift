@@ -110,12 +110,7 @@ struct RegistryLoadGateReadAheadTests {
         var asked: [String] = []
         gate.readAhead = { asked.append($0.normalized) }
         gate.close()
-        // Kept alive: the gate knows a connection by its identity, which a freed one gives up.
-        var users: [ClientConnection] = []
-        let user = {
-            users.append(self.connection())
-            return users.last!
-        }
+        let user = { self.connection() }
         #expect(gate.admit(open("a:1"), from: connection(identity: "com.example.app")) {} == .held)
         #expect(gate.admit(open("a:1", app: "com.example.app"), from: user()) {} == .held)
         #expect(gate.admit(open("a:1", returnTo: "com.example.app"), from: user()) {} == .held)
@@ -138,5 +133,30 @@ struct RegistryLoadGateReadAheadTests {
             #expect(gate.admit(Envelope(id: 1, .canOpen(url: "s\(i):x")), from: connection()) {} == .held)
         }
         #expect(asked == RegistryLoadGate.maximumReadAheads)
+    }
+}
+
+/// The gate tells connections apart by their serial number: a connection freed while its
+/// request waits gives its memory to the next one, which must not wait behind it.
+@Suite("Registry load gate: connections by serial")
+struct RegistryLoadGateSerialTests {
+    @Test("a new connection does not wait behind a freed one's held request")
+    func freedConnectionsDoNotHoldNewOnes() {
+        let gate = RegistryLoadGate()
+        gate.close()
+        let status = Envelope(id: 1, .query(topic: AdminQuery.status.topic))
+        var passed = 0
+        for _ in 0..<50 {
+            // Held, then the connection is freed (as a closed one is while the load runs).
+            do {
+                let gone = ClientConnection(channel: EmbeddedChannel(), kind: .socket, identity: LaunchServicesDaemon.shellIdentity)
+                gone.greeted = true
+                #expect(gate.admit(Envelope(id: 2, .open(url: "s:x", annotation: nil)), from: gone) {} == .held)
+            }
+            let next = ClientConnection(channel: EmbeddedChannel(), kind: .socket, identity: LaunchServicesDaemon.shellIdentity)
+            next.greeted = true
+            if gate.admit(status, from: next, replay: {}) == .pass { passed += 1 }
+        }
+        #expect(passed == 50, "a new connection's status waited behind a freed connection's open")
     }
 }

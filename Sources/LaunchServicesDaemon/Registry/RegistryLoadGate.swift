@@ -29,7 +29,9 @@ final class RegistryLoadGate {
     }
 
     private struct Held {
-        let connection: ObjectIdentifier
+        /// Its connection's serial: an object's identity is given to the next one made
+        /// at its address once it is freed (a connection closed while it waits).
+        let connection: UInt64
         /// The one scheme it needs, when a read-ahead of it can answer it.
         let scheme: URLScheme?
         let replay: () -> Void
@@ -39,8 +41,8 @@ final class RegistryLoadGate {
     private var held: [Held] = []
     /// How many requests wait.
     var heldCount: Int { held.count }
-    /// Requests waiting per connection, by identity.
-    private var waiting: [ObjectIdentifier: Int] = [:]
+    /// Requests waiting per connection, by serial.
+    private var waiting: [UInt64: Int] = [:]
     /// Schemes whose part of the registry is in, and those asked for.
     private var previewed: Set<URLScheme> = []
     private var asked: Set<URLScheme> = []
@@ -52,7 +54,7 @@ final class RegistryLoadGate {
     /// Whether `envelope` from `connection` may be handled now, or waits.
     func admit(_ envelope: Envelope, from connection: ClientConnection, replay: @escaping () -> Void) -> Decision {
         guard !isOpen, !releasing else { return .pass }
-        let key = ObjectIdentifier(connection)
+        let key = connection.serial
         let scheme = Self.oneScheme(envelope, connection)
         if waiting[key] == nil {
             if Self.answersWhileLoading(envelope, connection) { return .pass }
@@ -97,7 +99,7 @@ final class RegistryLoadGate {
     func previewedScheme(_ scheme: URLScheme) {
         guard !isOpen else { return }
         previewed.insert(scheme)
-        var blocked: Set<ObjectIdentifier> = []
+        var blocked: Set<UInt64> = []
         var ready: [Held] = []
         held.removeAll { entry in
             if !blocked.contains(entry.connection), let needed = entry.scheme, previewed.contains(needed) {
