@@ -112,7 +112,9 @@ extension RegistryService {
         guard let store = started.store else {
             return files.async { done(Result { try finish(started) }) }
         }
-        /// The parts read so far: handed from one job to the next, never shared.
+        /// The parts read so far. Unchecked: only the load's own jobs touch it, one at a time,
+        /// each queued by the one before it on the serial `files` queue, and `done` reads it
+        /// last, in the final job.
         final class Parts: @unchecked Sendable {
             var read: [RegistryStore.Registration] = []
         }

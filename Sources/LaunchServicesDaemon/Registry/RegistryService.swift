@@ -74,6 +74,8 @@ final class RegistryService {
     /// Apps registered by hand from which the load's free memory is given back (`finishedLoading`).
     static let trimAfterLoading = 1_000
     /// Rescans asked for while the registry loads: one scan answers them once it is in.
+    /// Bounded by what asks: `lsctl rescan` waits in the load gate (at most 4,096), the
+    /// folder watch asks at most once per 200 ms, and a load lasts about a second at most.
     var rescansAfterLoad: [(RescanSummary) -> Void] = []
     /// The registry holds only schemes read ahead of the load (`readAhead`), not yet the whole.
     var readAheadInMemory = false
