@@ -131,10 +131,11 @@ public struct Registry: Sendable {
         return Resolution(app: app, reason: ids.count == 1 ? .onlyClaimant : .earliestRegistration, claimants: byID, claims: claims)
     }
 
-    /// A fast path for the hot open: only the winner.
+    /// A fast path for the hot open: only the winner. (Most users set no default: then the
+    /// defaults are not hashed into.)
     public func handler(for scheme: URLScheme) -> AppBundle? {
         guard let ids = claimants[scheme], let first = ids.first else { return nil }
-        if let chosen = defaults[scheme], ids.contains(chosen), let app = apps[chosen] { return app }
+        if !defaults.isEmpty, let chosen = defaults[scheme], ids.contains(chosen), let app = apps[chosen] { return app }
         return apps[first]
     }
 }

@@ -25,7 +25,7 @@ struct SchemeHandlers {
     func handler(for scheme: URLScheme) -> SchemeResolution.Handler? {
         let apps = registry.registry
         let chosen = desktop.settings.enabled ? desktop.chosen(for: scheme) : nil
-        let defaultID = apps.defaults[scheme]
+        let defaultID = apps.defaults.isEmpty ? nil : apps.defaults[scheme]
         let defaultIsDesktop = defaultID.map { apps.apps[$0] == nil } ?? false
         // The hot path: no desktop entry handles the scheme, so only native apps can.
         if chosen == nil, !defaultIsDesktop {
