@@ -11,7 +11,7 @@ extension RegistryService {
     /// leaves its requests to the load.
     func readAhead(_ scheme: URLScheme) {
         loop.assertInEventLoop()
-        guard countsWhileLoading != nil, let store else { return }
+        guard isLoading, let store else { return }
         let service = NIOLoopBound(self, eventLoop: loop)
         let loop = self.loop
         files.async { [logger] in

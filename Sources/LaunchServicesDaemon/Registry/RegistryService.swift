@@ -66,7 +66,7 @@ final class RegistryService {
     /// What the start read, until `finishLoading` reads the rest.
     private var pendingLoad: Started?
     /// The saved counts, answered while the rest of the registry loads.
-    private(set) var countsWhileLoading: RegistryStore.Counts?
+    private var countsWhileLoading: RegistryStore.Counts?
     /// Requests held while the registry loads (`ConnectionService.received`).
     let loadGate = RegistryLoadGate()
     /// The apps folders are watched (from `begin`, or from `apply`).
@@ -184,7 +184,7 @@ final class RegistryService {
     /// answer follows it on the loop, so this one comes first or not at all).
     func takeReadAhead(_ preview: RegistryStore.SchemePreview) {
         loop.assertInEventLoop()
-        guard countsWhileLoading != nil, !stopped else { return }
+        guard isLoading, !stopped else { return }
         preview.add(to: &registry, desktopClaims: &desktopClaims, sources: &sources)
         readAheadInMemory = true
         logger.info("registry loading: '\(preview.scheme)' read ahead (\(preview.apps.count) apps); answering the requests that wait for it alone")
