@@ -154,24 +154,23 @@ public final class FrameConnection {
     public func bufferedEnvelope() throws(ClientError) -> Envelope? {
         let available = buffer.count - consumed
         guard available >= Frame.headerLength else { return nil }
-        let result: Result<(Envelope, end: Int)?, WireError> = buffer.withUnsafeBytes { raw in
+        let step: BufferedStep = buffer.withUnsafeBytes { raw in
             let view = UnsafeRawBufferPointer(rebasing: raw[consumed...])
             do {
-                guard let body = try Frame.nextBody(view, limit: maximumFrameLength) else { return .success(nil) }
-                let envelope = try Envelope.decode(UnsafeRawBufferPointer(rebasing: view[body]))
-                return .success((envelope, body.upperBound))
+                guard let body = try Frame.nextBody(view, limit: maximumFrameLength) else { return .incomplete }
+                return .decoded(try Envelope.decode(UnsafeRawBufferPointer(rebasing: view[body])), end: body.upperBound)
             } catch let error as WireError {
-                return .failure(error)
+                return .failed(error)
             } catch {
-                return .failure(.invalid("frame", "\(error)"))
+                return .failed(.invalid("frame", "\(error)"))
             }
         }
-        switch result {
-        case .failure(let error):
+        switch step {
+        case .failed(let error):
             throw .protocolViolation(error.description)
-        case .success(nil):
+        case .incomplete:
             return nil
-        case .success(let (envelope, end)?):
+        case .decoded(let envelope, let end):
             consumed += end
             if consumed == buffer.count {
                 buffer.removeAll(keepingCapacity: true)
@@ -179,6 +178,16 @@ public final class FrameConnection {
             }
             return envelope
         }
+    }
+
+    /// What one look at the buffer found. A type of its own, not a `Result`: `Result`'s
+    /// metadata is built at run time, and checking its `Failure: Error` requirement makes the
+    /// runtime scan every protocol conformance in the program the first time, which was the
+    /// largest single cost of an app's launch and of `lsopen`'s start.
+    private enum BufferedStep {
+        case incomplete
+        case failed(WireError)
+        case decoded(Envelope, end: Int)
     }
 
     private func fill(waitingFor what: @autoclosure () -> String) throws(ClientError) {
