@@ -118,6 +118,30 @@ struct AppLogTests {
         #expect(h.appLog("test.brief").contains("brief stdout 1\n"))
     }
 
+    @Test("an app that prints and exits at once, three times: each caller hears its exit status in the launch phase, every line reaches its log, and no pipe is left")
+    func exitBeforeWatched() throws {
+        let h = try DaemonHarness(apps: [.test("hasty", "--print=hasty", "--launch=exit")])
+        defer { h.stop() }
+        func pipes() -> Int {
+            let folder = "/proc/\(h.daemonPID)/fd"
+            return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+                ((try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0)) ?? "").hasPrefix("pipe:")
+            }.count
+        }
+        let before = pipes()
+        for _ in 0..<3 {
+            let r = try h.lsopen("--json", "hasty:x")
+            #expect(r.status != 0)
+            #expect(r.errorPhase == "launch", "\(r.stdout)")
+            #expect(r.errorMessage?.contains("status 3") == true, "\(r.errorMessage ?? r.stderr)")
+        }
+        try h.eventually("every launch's lines reach the log") {
+            h.appLog("test.hasty").components(separatedBy: "hasty stdout 1\n").count == 4
+        }
+        try h.eventually("no pipe is left") { pipes() == before }
+        #expect(try h.running().isEmpty)
+    }
+
     @Test("an app started by hand keeps its own stdout")
     func byHandKeepsStdout() throws {
         let h = try DaemonHarness(apps: [])
