@@ -154,11 +154,13 @@ public final class FrameConnection {
     public func bufferedEnvelope() throws(ClientError) -> Envelope? {
         let available = buffer.count - consumed
         guard available >= Frame.headerLength else { return nil }
+        var end = 0
         let step: BufferedStep = buffer.withUnsafeBytes { raw in
             let view = UnsafeRawBufferPointer(rebasing: raw[consumed...])
             do {
                 guard let body = try Frame.nextBody(view, limit: maximumFrameLength) else { return .incomplete }
-                return .decoded(try Envelope.decode(UnsafeRawBufferPointer(rebasing: view[body])), end: body.upperBound)
+                end = body.upperBound
+                return .decoded(try Envelope.decode(UnsafeRawBufferPointer(rebasing: view[body])))
             } catch let error as WireError {
                 return .failed(error)
             } catch {
@@ -170,7 +172,7 @@ public final class FrameConnection {
             throw .protocolViolation(error.description)
         case .incomplete:
             return nil
-        case .decoded(let envelope, let end):
+        case .decoded(let envelope):
             consumed += end
             if consumed == buffer.count {
                 buffer.removeAll(keepingCapacity: true)
@@ -183,11 +185,12 @@ public final class FrameConnection {
     /// What one look at the buffer found. A type of its own, not a `Result`: `Result`'s
     /// metadata is built at run time, and checking its `Failure: Error` requirement makes the
     /// runtime scan every protocol conformance in the program the first time, which was the
-    /// largest single cost of an app's launch and of `lsopen`'s start.
+    /// largest single cost of an app's launch and of `lsopen`'s start. No tuple in it either
+    /// (the frame's end is returned beside it): a tuple's metadata is built at run time too.
     private enum BufferedStep {
         case incomplete
         case failed(WireError)
-        case decoded(Envelope, end: Int)
+        case decoded(Envelope)
     }
 
     private func fill(waitingFor what: @autoclosure () -> String) throws(ClientError) {

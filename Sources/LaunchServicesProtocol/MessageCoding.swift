@@ -204,7 +204,15 @@ extension Envelope {
 /// The fields of one message, by tag. Unknown tags are kept and ignored, so a newer peer
 /// may add optional fields without breaking an older one.
 struct Fields {
-    private var entries: [(UInt8, WireReader)]
+    /// One field. A struct, not a `(UInt8, WireReader)` tuple: an array of tuples has its
+    /// metadata built at run time from a mangled name, a first-use cost every app's launch
+    /// and every `lsopen` paid.
+    private struct Entry {
+        let tag: UInt8
+        let value: WireReader
+    }
+
+    private var entries: [Entry]
 
     /// Room for `capacity` fields made at once: grown from empty one append at a time, an
     /// open's answer (eight fields) cost four reallocations of the list, a third of what
@@ -214,13 +222,13 @@ struct Fields {
         entries.reserveCapacity(capacity)
     }
 
-    mutating func append(_ tag: UInt8, _ value: WireReader) { entries.append((tag, value)) }
-    func first(_ tag: UInt8) -> WireReader? { entries.first { $0.0 == tag }?.1 }
+    mutating func append(_ tag: UInt8, _ value: WireReader) { entries.append(Entry(tag: tag, value: value)) }
+    func first(_ tag: UInt8) -> WireReader? { entries.first { $0.tag == tag }?.value }
     /// Every field with `tag`, in order: gathered in one pass into one list (a filter then
     /// a map made two, on every open's answer, for its phase timings).
     func all(_ tag: UInt8) -> [WireReader] {
         var found: [WireReader] = []
-        for (entryTag, value) in entries where entryTag == tag { found.append(value) }
+        for entry in entries where entry.tag == tag { found.append(entry.value) }
         return found
     }
 
