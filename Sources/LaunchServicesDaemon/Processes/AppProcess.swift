@@ -66,6 +66,8 @@ public struct AppLauncher: AppLaunching {
     /// The same as C strings, made once: a spawn copies only the app's own five.
     private let baseStrings: CStringArray
     let socketPath: String
+    /// `LAUNCHSERVICES_DAEMON_PID=…`, made once (a spawn made it, and asked the kernel, each time).
+    private let daemonPIDVariable = "LAUNCHSERVICES_DAEMON_PID=\(getpid())"
     /// Where each app's stdout and stderr go; `nil`: the daemon's own.
     let output: AppOutput?
 
@@ -113,7 +115,7 @@ public struct AppLauncher: AppLaunching {
         let path = bundle.executablePath
         let own = [
             "LAUNCHSERVICES_APP_FD=3",
-            "LAUNCHSERVICES_DAEMON_PID=\(getpid())",
+            daemonPIDVariable,
             "LAUNCHSERVICES_BUNDLE_ID=\(bundle.id)",
             "LAUNCHSERVICES_BUNDLE_PATH=\(bundle.path)",
             "LAUNCHSERVICES_SOCKET=\(socketPath)",
