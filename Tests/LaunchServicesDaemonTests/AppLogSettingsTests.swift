@@ -52,6 +52,6 @@ struct AppLogSettingsTests {
     @Test("bundle ids that could leave the log folder get no file")
     func unsafeNames() {
         #expect(AppLogFile.isSafeName("com.acme.todolist"))
-        for id in ["", ".", "..", "a/b", "../x"] { #expect(!AppLogFile.isSafeName(id)) }
+        for id in ["", ".", "..", "a/b", "../x", "a\0b"] { #expect(!AppLogFile.isSafeName(id)) }
     }
 }
