@@ -114,13 +114,15 @@ enum ProcessAncestry {
         guard let tasks = opendir("/proc/self/task") else { return [] }
         defer { closedir(tasks) }
         var children: [Int32] = []
+        // One read buffer for every thread's list (one per thread was 4 KiB zeroed each,
+        // the reaper's largest cost, once a second).
+        var chunk = [UInt8](repeating: 0, count: 4096)
         while let entry = readdir(tasks) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard let tid = Int32(name) else { continue }
             let fd = open("/proc/self/task/\(tid)/children", O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { continue }
             var text: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 4096)
             while true {
                 let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n <= 0 { break }
