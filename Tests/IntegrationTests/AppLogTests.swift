@@ -102,19 +102,13 @@ struct AppLogTests {
     func pipeClosedOnExit() throws {
         let h = try DaemonHarness(apps: [.test("brief", "--print=brief")])
         defer { h.stop() }
-        func pipes() -> Int {
-            let folder = "/proc/\(h.daemonPID)/fd"
-            return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
-                ((try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0)) ?? "").hasPrefix("pipe:")
-            }.count
-        }
-        let before = pipes()
+        let before = Self.pipes(of: h)
         #expect(try h.lsopen("brief:x").status == 0)
         let pid = try #require(try h.running().first { $0.id == "test.brief" }?.pid)
-        #expect(pipes() == before + 1, "one pipe per running app")
+        #expect(Self.pipes(of: h) == before + 1, "one pipe per running app")
         kill(pid, SIGKILL)
         try h.eventually("the app's exit is noticed") { try h.running().isEmpty }
-        try h.eventually("the pipe is closed") { pipes() == before }
+        try h.eventually("the pipe is closed") { Self.pipes(of: h) == before }
         #expect(h.appLog("test.brief").contains("brief stdout 1\n"))
     }
 
@@ -122,13 +116,7 @@ struct AppLogTests {
     func exitBeforeWatched() throws {
         let h = try DaemonHarness(apps: [.test("hasty", "--print=hasty", "--launch=exit")])
         defer { h.stop() }
-        func pipes() -> Int {
-            let folder = "/proc/\(h.daemonPID)/fd"
-            return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
-                ((try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0)) ?? "").hasPrefix("pipe:")
-            }.count
-        }
-        let before = pipes()
+        let before = Self.pipes(of: h)
         for _ in 0..<3 {
             let r = try h.lsopen("--json", "hasty:x")
             #expect(r.status != 0)
@@ -138,7 +126,7 @@ struct AppLogTests {
         try h.eventually("every launch's lines reach the log") {
             h.appLog("test.hasty").components(separatedBy: "hasty stdout 1\n").count == 4
         }
-        try h.eventually("no pipe is left") { pipes() == before }
+        try h.eventually("no pipe is left") { Self.pipes(of: h) == before }
         #expect(try h.running().isEmpty)
     }
 
@@ -152,5 +140,13 @@ struct AppLogTests {
         try h.eventually("the app checks in") { try h.state(of: "test.handy") == "background" }
         try h.eventually("its line is in its own stdout") { h.byHandOutput.contains("by-hand stdout 1\n") }
         #expect(!FileManager.default.fileExists(atPath: h.appLogFolder + "/test.handy.log"))
+    }
+
+    /// How many pipes the daemon holds open.
+    static func pipes(of h: DaemonHarness) -> Int {
+        let folder = "/proc/\(h.daemonPID)/fd"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+            ((try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0)) ?? "").hasPrefix("pipe:")
+        }.count
     }
 }
