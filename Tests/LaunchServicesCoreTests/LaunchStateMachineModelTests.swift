@@ -17,18 +17,6 @@ import Testing
 struct LaunchStateMachineModelTests {
     typealias Action = LaunchStateMachine.Action
 
-    /// SplitMix64: the same seed, the same run, so a failure names a seed to replay.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// What the world may do next, because of an action the machine took.
     enum Pending: Equatable {
         case hello(app: String, pid: Int32)
@@ -191,7 +179,7 @@ struct LaunchStateMachineModelTests {
 
     @Test("any interleaving: one process per app, every caller answered once, nothing running after the stop", arguments: seeds)
     func randomized(seed: UInt64) {
-        var random = SeededGenerator(state: seed)
+        var random = SeededGenerator(seed: seed)
         let prewrites = Bool.random(using: &random)
         let inFlight = [1, 1, 4, 16].randomElement(using: &random)!
         let liveLimit = [1, 2, 16].randomElement(using: &random)!
