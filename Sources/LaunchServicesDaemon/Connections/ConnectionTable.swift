@@ -119,6 +119,16 @@ final class ConnectionTable {
         unflushed[ObjectIdentifier(channel)] = channel
     }
 
+    /// Frames already encoded, to the app's connection (what of a prelude the socket did not
+    /// take at spawn); dropped when the app has none. Only for a socket's channel: the
+    /// testing kit's in-process apps take envelopes, and never get bytes.
+    func send(bytes: [UInt8], toApp app: String) {
+        guard let connection = apps[app], connection.receive == nil else { return }
+        let channel = connection.channel
+        channel.write(channel.allocator.buffer(bytes: bytes), promise: nil)
+        unflushed[ObjectIdentifier(channel)] = channel
+    }
+
     /// Sends to the app's connection; dropped when the app has none (it is gone).
     func send(_ envelope: Envelope, toApp app: String) {
         guard let connection = apps[app] else { return }

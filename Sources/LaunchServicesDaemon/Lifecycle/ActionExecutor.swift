@@ -253,29 +253,47 @@ final class ActionExecutor {
         report(.spawned(app: app, pid: process.pid))
         logger.debug("spawned \(app) (pid \(process.pid))", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])
         if prelude != nil { welcomedAtSpawn.insert(app) } else { welcomedAtSpawn.remove(app) }
+        // The prelude goes straight into the connection, before NIO adopts it; the channel
+        // writes what the socket did not take (an annotation near the frame limit goes
+        // twice), first, as the app reads.
+        var rest: [UInt8] = []
+        var envelopes: [Envelope] = []
+        if let prelude {
+            envelopes = preludeEnvelopes(prelude, to: app)
+            let bytes = envelopes.reduce(into: [UInt8]()) { $0 += Frame.encode($1) }
+            let taken = process.prewrite(bytes)
+            if taken > 0 {
+                rest = Array(bytes[taken...])
+                envelopes = []
+            }
+        }
         let table = NIOLoopBound(connections, eventLoop: loop)
         let connected = process.connect(on: loop) { channel in table.value.installPipeline(on: channel, kind: .app(app)) }
         connected.whenFailure { [logger] error in
             logger.error("could not adopt \(app)'s connection: \(error)", metadata: ["bundle_id": "\(app)"])
             process.signal(SIGKILL)
         }
-        // Adopting a connected socket completes on the loop, within this call: the prelude
-        // is the connection's first write, made while the app is still starting.
-        if let prelude {
-            connected.assumeIsolated().whenSuccess { [self] _ in writePrelude(prelude, to: app) }
+        // Adopting a connected socket completes on the loop, within this call: what is left
+        // of the prelude is the channel's first write, made while the app is still starting.
+        if !rest.isEmpty || !envelopes.isEmpty {
+            connected.assumeIsolated().whenSuccess { [self] _ in
+                if !rest.isEmpty { connections.send(bytes: rest, toApp: app) }
+                for envelope in envelopes { connections.send(envelope, toApp: app) }
+                connections.flush()
+            }
         }
     }
 
-    /// The welcome and both launch methods, in one write, before the app's hello. NIO keeps
-    /// what the socket does not take yet (an annotation near the frame limit goes twice)
-    /// and writes it as the app reads; nothing else is written to the app before it has
-    /// answered both, so the order on the connection is the protocol's.
-    private func writePrelude(_ prelude: LaunchStateMachine.LaunchPrelude, to app: String) {
+    /// The welcome and both launch methods, written before the app's hello. Nothing else is
+    /// written to the app before it has answered both, so the order on the connection is the
+    /// protocol's.
+    private func preludeEnvelopes(_ prelude: LaunchStateMachine.LaunchPrelude, to app: String) -> [Envelope] {
         let delivery = Delivery(prelude.request)
-        connections.send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: app)), toApp: app)
-        connections.send(Envelope(id: prelude.willFinishLaunching.value, .launchMethod(.willFinishLaunching, delivery)), toApp: app)
-        connections.send(Envelope(id: prelude.didFinishLaunching.value, .launchMethod(.didFinishLaunching, delivery)), toApp: app)
-        connections.flush()
+        return [
+            Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: app)),
+            Envelope(id: prelude.willFinishLaunching.value, .launchMethod(.willFinishLaunching, delivery)),
+            Envelope(id: prelude.didFinishLaunching.value, .launchMethod(.didFinishLaunching, delivery)),
+        ]
     }
 }
 

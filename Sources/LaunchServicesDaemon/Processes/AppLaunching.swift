@@ -16,6 +16,14 @@ package protocol SupervisedProcess: AnyObject, Sendable {
 package protocol LaunchedProcess: SupervisedProcess {
     /// Makes the daemon's channel to the app on `loop`; `initialize` builds its pipeline.
     func connect(on loop: EventLoop, initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Channel>
+    /// Writes `bytes` into the app's connection before `connect`, without blocking; how many
+    /// the connection took (the rest is the channel's to write first). None where there is
+    /// no descriptor (the testing kit's apps).
+    func prewrite(_ bytes: [UInt8]) -> Int
+}
+
+extension LaunchedProcess {
+    package func prewrite(_ bytes: [UInt8]) -> Int { 0 }
 }
 
 /// Starts apps. The daemon uses `AppLauncher` (posix_spawn with a socketpair as fd 3);

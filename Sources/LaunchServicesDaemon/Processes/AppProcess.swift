@@ -53,6 +53,20 @@ public final class AppProcess: LaunchedProcess, Sendable {
         _ = ls_pidfd_send_signal(pidfd, sig)
     }
 
+    /// Writes into the daemon's end of the socket pair before NIO adopts it (which makes it
+    /// non-blocking anyway): the prelude goes in with one `write`, not through the channel's
+    /// pipeline and a flush.
+    package func prewrite(_ bytes: [UInt8]) -> Int {
+        guard channelFD >= 0, !bytes.isEmpty else { return 0 }
+        _ = fcntl(channelFD, F_SETFL, fcntl(channelFD, F_GETFL) | O_NONBLOCK)
+        while true {
+            // MSG_NOSIGNAL: an app already gone is a short write here, never a SIGPIPE.
+            let n = bytes.withUnsafeBytes { send(channelFD, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            return max(n, 0)
+        }
+    }
+
     /// Adopts the daemon's end of the socketpair into a NIO channel on `loop`.
     package func connect(on loop: EventLoop, initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Channel> {
         ClientBootstrap(group: loop).channelInitializer(initialize).withConnectedSocket(channelFD)
