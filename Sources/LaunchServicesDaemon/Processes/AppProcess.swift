@@ -54,7 +54,7 @@ public final class AppProcess: LaunchedProcess, Sendable {
     }
 
     /// Writes into the daemon's end of the socket pair before NIO adopts it (which makes it
-    /// non-blocking anyway): the prelude goes in with one `write`, not through the channel's
+    /// non-blocking anyway): the prelude goes in with one `send`, not through the channel's
     /// pipeline and a flush.
     package func prewrite(_ bytes: [UInt8]) -> Int {
         guard channelFD >= 0, !bytes.isEmpty else { return 0 }
