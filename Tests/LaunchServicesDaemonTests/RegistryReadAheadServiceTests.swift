@@ -34,16 +34,24 @@ struct RegistryReadAheadServiceTests {
         return (service, loop, apps)
     }
 
-    @Test("the user's canOpen of one scheme is answered from its read-ahead while the load still runs; the whole registry replaces it")
-    func readAheadAnswersDuringTheLoad() throws {
+    /// `body` with a service `begun` in a temporary folder of its own, stopped and its store
+    /// closed afterwards.
+    func withBegun(count: Int, _ body: (_ service: RegistryService, _ loop: EmbeddedEventLoop, _ apps: String) throws -> Void) throws {
         try TemporaryFolder.with { root in
-            // Three parts and a bit.
-            let count = RegistryService.loadPart * 3 + 7
-            let (service, loop, _) = try begun(root, count: count)
+            let (service, loop, apps) = try begun(root, count: count)
             defer {
                 service.stop()
                 try? service.store?.close()
             }
+            try body(service, loop, apps)
+        }
+    }
+
+    @Test("the user's canOpen of one scheme is answered from its read-ahead while the load still runs; the whole registry replaces it")
+    func readAheadAnswersDuringTheLoad() throws {
+        // Three parts and a bit.
+        let count = RegistryService.loadPart * 3 + 7
+        try withBegun(count: count) { service, loop, _ in
             #expect(service.isLoading)
             let user = ClientConnection(channel: EmbeddedChannel(), kind: .socket, identity: LaunchServicesDaemon.shellIdentity)
             user.greeted = true
@@ -67,13 +75,8 @@ struct RegistryReadAheadServiceTests {
 
     @Test("a rescan asked for while the load runs, with a scheme read ahead, is applied to the whole registry")
     func rescanDuringLoad() throws {
-        try TemporaryFolder.with { root in
-            let count = RegistryService.loadPart * 2 + 1
-            let (service, loop, apps) = try begun(root, count: count)
-            defer {
-                service.stop()
-                try? service.store?.close()
-            }
+        let count = RegistryService.loadPart * 2 + 1
+        try withBegun(count: count) { service, loop, apps in
             // A read-ahead and a rescan queued behind the load's first part; a bundle arrives
             // in the apps folder first.
             service.finishLoading()
