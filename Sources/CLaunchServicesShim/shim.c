@@ -2,6 +2,7 @@
 #include "shim.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -102,4 +103,28 @@ int ls_wake_fd(void) {
 
 int ls_name_thread(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+_Static_assert(sizeof(cpu_set_t) == LS_CPU_MASK_BYTES, "cpu_set_t is LS_CPU_MASK_BYTES bytes");
+
+int ls_affinity_get(pid_t pid, unsigned char *mask) {
+    return sched_getaffinity(pid, sizeof(cpu_set_t), (cpu_set_t *)mask);
+}
+
+int ls_affinity_set(pid_t pid, const unsigned char *mask) {
+    return sched_setaffinity(pid, sizeof(cpu_set_t), (const cpu_set_t *)mask);
+}
+
+int ls_affinity_pin(pid_t pid, int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(pid, sizeof(one), &one);
+}
+
+int ls_affinity_nth(const unsigned char *mask, int index) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, (const cpu_set_t *)mask) && index-- == 0) return cpu;
+    }
+    return -1;
 }

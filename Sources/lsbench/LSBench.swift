@@ -182,6 +182,7 @@ struct LSBench: ParsableCommand {
             guard pasted.items == kilobyte else { throw ValidationError("the pasteboard did not return what was copied") }
         }
         report.row("pasteboard: copy + paste 1 KiB (baseline 2 trips)", pasteSamples, baseline: Row.latency("two round trips", rtt.map { $0 * 2 }))
+        try MachineCosts.rows(report, binary: CommandLine.arguments[0], count: warm, baseline: rttRow)
 
         let coldSamples = try coldOpenRows(report, client: client, work: work.path)
 
@@ -282,7 +283,9 @@ struct LSBench: ParsableCommand {
 
 /// The round-trip baseline: a child echoing 16-byte messages on a socketpair.
 enum Echo {
-    static func measure(binary: String, count: Int) throws -> [UInt64] {
+    /// `cpus`: the echo child is pinned to the second and this thread to the first for the
+    /// samples (the thread's own mask is restored after).
+    static func measure(binary: String, count: Int, cpus: (Int32, Int32)? = nil) throws -> [UInt64] {
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { throw ValidationError("socketpair failed") }
         var pid: pid_t = 0
@@ -296,6 +299,13 @@ enum Echo {
             var status: Int32 = 0
             waitpid(pid, &status, 0)
         }
+        var ownMask = [UInt8](repeating: 0, count: Int(LS_CPU_MASK_BYTES))
+        if let cpus {
+            guard ls_affinity_get(0, &ownMask) == 0, ls_affinity_pin(pid, cpus.1) == 0, ls_affinity_pin(0, cpus.0) == 0 else {
+                throw ValidationError("cannot pin the echo pair to CPUs \(cpus.0) and \(cpus.1): \(String(cString: strerror(errno)))")
+            }
+        }
+        defer { if cpus != nil { _ = ls_affinity_set(0, ownMask) } }
         var buffer = [UInt8](repeating: 7, count: 16)
         var samples: [UInt64] = []
         samples.reserveCapacity(count)

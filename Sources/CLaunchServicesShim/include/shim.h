@@ -67,4 +67,15 @@ int ls_wake_fd(void);
  * 0, or -1 with errno. */
 int ls_name_thread(const char *name);
 
+/* CPU affinity for the bench's machine rows (lsbench pins an echo pair to one CPU, then to
+ * two). `cpu_set_t` and its macros are not visible from Swift, so the mask travels as
+ * LS_CPU_MASK_BYTES opaque bytes. Each returns 0, or -1 with errno. */
+#define LS_CPU_MASK_BYTES 128
+int ls_affinity_get(pid_t pid, unsigned char *mask);
+int ls_affinity_set(pid_t pid, const unsigned char *mask);
+/* Restricts `pid` (0: the calling thread) to `cpu` alone. */
+int ls_affinity_pin(pid_t pid, int cpu);
+/* The `index`-th CPU set in `mask` (counting from 0), or -1 when it has fewer. */
+int ls_affinity_nth(const unsigned char *mask, int index);
+
 #endif
