@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -127,4 +128,32 @@ int ls_affinity_nth(const unsigned char *mask, int index) {
         if (CPU_ISSET(cpu, (const cpu_set_t *)mask) && index-- == 0) return cpu;
     }
     return -1;
+}
+
+int ls_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+int ls_epoll_add(int epoll_fd, int fd, uint64_t token, int readable) {
+    struct epoll_event event = {.events = readable ? EPOLLIN : 0, .data = {.u64 = token}};
+    return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event);
+}
+
+int ls_epoll_arm(int epoll_fd, int fd, uint64_t token, int readable) {
+    struct epoll_event event = {.events = readable ? EPOLLIN : 0, .data = {.u64 = token}};
+    return epoll_ctl(epoll_fd, EPOLL_CTL_MOD, fd, &event);
+}
+
+int ls_epoll_remove(int epoll_fd, int fd) {
+    return epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+int ls_epoll_wait_tokens(int epoll_fd, uint64_t *tokens, int capacity, int timeout_ms) {
+    struct epoll_event events[64];
+    if (capacity > 64) capacity = 64;
+    /* Interrupted: no events; the caller works out its timeout again. */
+    int n = epoll_wait(epoll_fd, events, capacity, timeout_ms);
+    if (n < 0 && errno == EINTR) return 0;
+    for (int i = 0; i < n; i++) tokens[i] = events[i].data.u64;
+    return n;
 }

@@ -67,6 +67,17 @@ int ls_wake_fd(void);
  * 0, or -1 with errno. */
 int ls_name_thread(const char *name);
 
+/* The app watch thread's epoll (`AppWatchThread`): registrations carry a 64-bit token
+ * instead of a descriptor, so an event that arrives for a registration already removed
+ * (its descriptor number perhaps reused) finds nothing. Glibc's packed `struct epoll_event`
+ * stays on this side. Each returns 0 (`ls_epoll_wait`: the number of events), or -1 with
+ * errno. `readable` false registers the descriptor disarmed (no events until armed). */
+int ls_epoll_create(void);
+int ls_epoll_add(int epoll_fd, int fd, uint64_t token, int readable);
+int ls_epoll_arm(int epoll_fd, int fd, uint64_t token, int readable);
+int ls_epoll_remove(int epoll_fd, int fd);
+int ls_epoll_wait_tokens(int epoll_fd, uint64_t *tokens, int capacity, int timeout_ms);
+
 /* CPU affinity for the bench's machine rows (lsbench pins an echo pair to one CPU, then to
  * two). `cpu_set_t` and its macros are not visible from Swift, so the mask travels as
  * LS_CPU_MASK_BYTES opaque bytes. Each returns 0, or -1 with errno. */

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import LaunchServicesSystemd
 import Synchronization
@@ -87,7 +86,7 @@ struct PreparedOutput {
             close(readEnd)
             return nil
         }
-        return AppLogDrain(readEnd: readEnd, path: file.path, maximumBytes: file.maximumBytes)
+        return AppLogDrain.start(readEnd: readEnd, path: file.path, maximumBytes: file.maximumBytes)
     }
 }
 
@@ -151,101 +150,99 @@ final class AppLogFile {
     }
 }
 
-/// Drains one app's output pipe into its log file on a queue of its own kind (never the
-/// event loop): reads of at most `chunk` bytes into one fixed buffer, each written before
-/// the next read, so the daemon holds no more than that per app; a slow disk makes the
-/// app's writes wait (the pipe fills) instead of growing memory.
+/// Drains one app's output pipe into its log file on the app watch thread (never the event
+/// loop): reads of at most `chunk` bytes into one fixed buffer, each written before the next
+/// read, so the daemon holds no more than that per app; a slow disk makes the app's writes
+/// wait (the pipe fills) instead of growing memory.
 ///
-/// After a drain that found output the source rests for `rest` before it listens again,
-/// so an app that prints a line per open costs one read and one write per rest, not a
-/// wake-up of two daemon threads per line (a quarter of the daemon's CPU at 10,000 opens/s).
-/// The pipe (`pipeBytes`, when the kernel grants it) holds what arrives meanwhile, up to
-/// 100 MB/s; lines reach the file at most `rest` late.
-final class AppLogDrain: Sendable {
-    private static let queue = DispatchQueue(label: "launchservicesd.applogs")
-    static let rest: DispatchTimeInterval = .milliseconds(10)
+/// After a drain that found output the registration rests for `rest` before it listens
+/// again, so an app that prints a line per open costs one read and one write per rest, not a
+/// wake-up per line (a quarter of the daemon's CPU at 10,000 opens/s, when each line woke two
+/// threads). The pipe (`pipeBytes`, when the kernel grants it) holds what arrives meanwhile,
+/// up to 100 MB/s; lines reach the file at most `rest` late. One drain reads at most
+/// `pipeBytes`, so an app that never stops printing cannot hold the thread from the others.
+final class AppLogDrain: AppWatched {
+    static let rest: UInt64 = 10_000_000
     static let pipeBytes: Int32 = 1 << 20
     private let readEnd: Int32
-    /// Dispatch sources may be used from any thread, but the Linux Dispatch module does not
-    /// mark them `Sendable`: the one property the compiler takes on trust.
-    nonisolated(unsafe) private let source: DispatchSourceRead
-    /// What a drain changes. Only `queue` touches it, so the lock is never contended; it
-    /// lets the compiler check that nothing else does.
+    /// `rest`, or another length for a test.
+    private let restNanoseconds: UInt64
+    /// What a drain changes. Only the watch thread touches it after `start`, so the lock is
+    /// never contended; it lets the compiler check that nothing else does.
     private let state: Mutex<State>
 
     private struct State: ~Copyable {
         let file: AppLogFile
         let buffer: UnsafeMutableRawBufferPointer
         var finished = false
-        /// The source is suspended for `rest`; a resume is queued.
-        var resting = false
     }
 
-    init(readEnd: Int32, path: String, maximumBytes: Int) {
+    /// Starts draining `readEnd` (closed when the drain ends) into the file at `path`; `nil`
+    /// (the descriptor closed) when the watch thread cannot take it.
+    static func start(readEnd: Int32, path: String, maximumBytes: Int, rest: UInt64 = AppLogDrain.rest) -> AppLogDrain? {
+        let drain = AppLogDrain(readEnd: readEnd, path: path, maximumBytes: maximumBytes, rest: rest)
+        guard AppWatchThread.shared.add(readEnd, drain) else {
+            drain.removed()
+            return nil
+        }
+        return drain
+    }
+
+    private init(readEnd: Int32, path: String, maximumBytes: Int, rest: UInt64) {
         self.readEnd = readEnd
+        self.restNanoseconds = rest
         let file = AppLogFile(path: path, maximumBytes: maximumBytes)
         _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
         state = Mutex(State(file: file, buffer: .allocate(byteCount: min(64 * 1024, max(file.maximumBytes, 512)), alignment: 1)))
-        source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: Self.queue)
-        // The handlers hold the drain until the source is cancelled (at end of file or
-        // `finish`); the source then drops them.
-        source.setEventHandler { [self] in
-            let rests = state.withLock { state in
-                guard drain(&state), !state.finished, !state.resting else { return false }
-                state.resting = true
-                return true
-            }
-            guard rests else { return }
-            source.suspend()
-            Self.queue.asyncAfter(deadline: .now() + Self.rest) { [self] in
-                state.withLock { $0.resting = false }
-                // A source cancelled while resting runs its cancel handler once resumed.
-                source.resume()
-            }
-        }
-        source.setCancelHandler { [self] in
-            Glibc.close(readEnd)
-            state.withLock { state in
-                state.file.close()
-                state.buffer.deallocate()
-            }
-        }
-        source.resume()
     }
 
-    /// Reads what is there; at end of file (every writer gone) stops. True if it read any.
+    func readable(on thread: AppWatchThread) -> AppWatchNext {
+        state.withLock { state in
+            let found = drain(&state)
+            if state.finished { return .stop }
+            return found ? .rest(nanoseconds: restNanoseconds) : .keep
+        }
+    }
+
+    func removed() {
+        Glibc.close(readEnd)
+        state.withLock { state in
+            state.finished = true
+            state.file.close()
+            state.buffer.deallocate()
+        }
+    }
+
+    /// Reads what is there (at most `pipeBytes`); at end of file (every writer gone) or on a
+    /// read error marks the drain finished. True if it read any.
     @discardableResult
     private func drain(_ state: inout State) -> Bool {
         guard !state.finished else { return false }
         var found = false
-        while true {
+        var taken = 0
+        while taken < Int(Self.pipeBytes) {
             let n = read(readEnd, state.buffer.baseAddress, state.buffer.count)
             if n > 0 {
                 state.file.write(UnsafeRawBufferPointer(rebasing: state.buffer[0..<n]))
                 found = true
+                taken += n
                 continue
             }
             if n < 0 && errno == EINTR { continue }
-            if n == 0 { stop(&state) }
+            // End of file, or an error other than "nothing there now": the pipe is done (a
+            // descriptor that stays readable in error would otherwise wake the thread for ever).
+            if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) { state.finished = true }
             return found
         }
+        return found
     }
 
-    /// Cancels the source; its cancel handler runs later on `queue`, outside this lock.
-    private func stop(_ state: inout State) {
-        guard !state.finished else { return }
-        state.finished = true
-        source.cancel()
-    }
-
-    /// The app has exited: takes what it left in the pipe, then closes the read end (a
-    /// process the app started and that still writes there then gets EPIPE).
-    func finish() {
-        Self.queue.async { [self] in
-            state.withLock { state in
-                drain(&state)
-                stop(&state)
-            }
-        }
+    /// The app has exited (called on the watch thread, by its exit's handler): takes what it
+    /// left in the pipe, then closes the read end (a process the app started and that still
+    /// writes there then gets EPIPE).
+    func finish(on thread: AppWatchThread) {
+        // One drain: the pipe holds at most `pipeBytes`, all the app could leave in it.
+        state.withLock { state in _ = drain(&state) }
+        thread.stop(self)
     }
 }

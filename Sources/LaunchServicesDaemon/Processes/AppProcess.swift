@@ -1,5 +1,4 @@
 import CLaunchServicesShim
-import Dispatch
 import Foundation
 import LaunchServicesCore
 import NIOCore
@@ -16,8 +15,6 @@ public final class AppProcess: LaunchedProcess, Sendable {
     let channelFD: Int32
     /// The drain of the app's output pipe (log files), finished when the app exits.
     let output: AppLogDrain?
-    /// Where exit notifications are read; one queue for every app.
-    private static let exits = DispatchQueue(label: "launchservicesd.exits")
 
     init(bundleID: String, pid: Int32, pidfd: Int32, channelFD: Int32 = -1, output: AppLogDrain? = nil) {
         self.bundleID = bundleID
@@ -27,25 +24,25 @@ public final class AppProcess: LaunchedProcess, Sendable {
         self.channelFD = channelFD
     }
 
-    /// Calls `onExit` once, on the exits queue, when the process has exited and been reaped.
+    /// Calls `onExit` once, on the app watch thread, when the process has exited and been
+    /// reaped, after what it printed is in its log.
     public func watchExit(_ onExit: @escaping @Sendable (ExitStatus) -> Void) {
-        let queue = Self.exits
-        let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
-        let pidfd = self.pidfd
-        let output = self.output
-        // The handler holds the source until it cancels it on exit (the source then drops
-        // its handlers), so nothing else need keep it.
-        source.setEventHandler { [source] in
-            var code: Int32 = 0
-            var signaled: Int32 = 0
-            let rc = ls_pidfd_reap(pidfd, &code, &signaled)
-            guard rc != 0 else { return }
-            source.cancel()
-            output?.finish()
-            onExit(rc < 0 ? .exited(-1) : (signaled != 0 ? .signaled(code) : .exited(code)))
+        let watch = ExitWatch(pidfd: pidfd, output: output, onExit: onExit)
+        guard AppWatchThread.shared.add(pidfd, watch) else {
+            // The kernel refused the registration (out of memory): without it the exit would
+            // never be heard, and the app would hold its slot for ever. It is ended instead,
+            // and reaped on a thread of its own (not the caller's, the event loop). Its drain
+            // stops by itself at the end of file the exit makes.
+            signal(SIGKILL)
+            let pid = self.pid, pidfd = self.pidfd
+            Thread {
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                close(pidfd)
+                onExit(.signaled(SIGKILL))
+            }.start()
+            return
         }
-        source.setCancelHandler { close(pidfd) }
-        source.resume()
     }
 
     /// Sends a signal through the pidfd; harmless when the process already exited.
@@ -178,4 +175,29 @@ func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePo
     let pointers = strings.map { strdup($0) } + [nil]
     defer { pointers.forEach { free($0) } }
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
+
+/// A launched app's pidfd on the watch thread: readable once the process has exited.
+final class ExitWatch: AppWatched {
+    let pidfd: Int32
+    let output: AppLogDrain?
+    let onExit: @Sendable (ExitStatus) -> Void
+
+    init(pidfd: Int32, output: AppLogDrain?, onExit: @escaping @Sendable (ExitStatus) -> Void) {
+        self.pidfd = pidfd
+        self.output = output
+        self.onExit = onExit
+    }
+
+    func readable(on thread: AppWatchThread) -> AppWatchNext {
+        var code: Int32 = 0
+        var signaled: Int32 = 0
+        let rc = ls_pidfd_reap(pidfd, &code, &signaled)
+        guard rc != 0 else { return .keep }
+        output?.finish(on: thread)
+        onExit(rc < 0 ? .exited(-1) : (signaled != 0 ? .signaled(code) : .exited(code)))
+        return .stop
+    }
+
+    func removed() { close(pidfd) }
 }

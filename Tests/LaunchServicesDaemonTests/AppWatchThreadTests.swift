@@ -1,0 +1,123 @@
+import CLaunchServicesShim
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import LaunchServicesCore
+@testable import LaunchServicesDaemon
+import Synchronization
+import Testing
+
+/// The app watch thread: a registration hears its descriptor, rests when asked (no call
+/// while disarmed, one after), is forgotten once stopped; and an exit's handler has put what
+/// the app printed in its log before it reports the exit.
+@Suite("App watch thread")
+struct AppWatchThreadTests {
+    /// Records each call; answers `readable` with the next planned step (then `.keep`).
+    final class Recorder: AppWatched, @unchecked Sendable {
+        let fd: Int32
+        private let lock = Mutex<(calls: [UInt64], removed: Int, plan: [AppWatchNext])>(([], 0, []))
+        init(fd: Int32, plan: [AppWatchNext]) {
+            self.fd = fd
+            lock.withLock { $0.plan = plan }
+        }
+        func readable(on thread: AppWatchThread) -> AppWatchNext {
+            var byte = [UInt8](repeating: 0, count: 64)
+            while read(fd, &byte, byte.count) > 0 {}
+            return lock.withLock { state in
+                state.calls.append(AppWatchThread.monotonicNanoseconds())
+                return state.plan.isEmpty ? .keep : state.plan.removeFirst()
+            }
+        }
+        func removed() { lock.withLock { $0.removed += 1 } }
+        var calls: [UInt64] { lock.withLock { $0.calls } }
+        var removedCount: Int { lock.withLock { $0.removed } }
+    }
+
+    private func pipePair() throws -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        try #require(pipe(&fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        return (fds[0], fds[1])
+    }
+
+    /// Waits (at most 20 s) until `condition` holds.
+    private func eventually(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !condition() {
+            try #require(ContinuousClock.now < deadline, "timed out")
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    @Test("a rest: nothing heard while disarmed, the bytes written meanwhile heard once it ends")
+    func restThenHearAgain() async throws {
+        let (readEnd, writeEnd) = try pipePair()
+        defer { close(readEnd); close(writeEnd) }
+        // Long enough that, however late this test's own steps run on a loaded machine,
+        // the second byte is written within the rest.
+        let rest: UInt64 = 1_500_000_000
+        let recorder = Recorder(fd: readEnd, plan: [.rest(nanoseconds: rest), .stop])
+        #expect(AppWatchThread.shared.add(readEnd, recorder))
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+        try await eventually { recorder.calls.count == 1 }
+        _ = write(writeEnd, &byte, 1)
+        try await eventually { recorder.calls.count == 2 }
+        let calls = recorder.calls
+        #expect(calls[1] - calls[0] >= rest, "a disarmed registration was heard during its rest")
+        try await eventually { recorder.removedCount == 1 }
+        _ = write(writeEnd, &byte, 1)
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(recorder.calls.count == 2, "a stopped registration was heard")
+        #expect(recorder.removedCount == 1)
+    }
+
+    @Test("an exit is reported after the app's last lines are in its log")
+    func exitAfterLastLines() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("appwatch-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fifo = folder + "/go"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let (readEnd, writeEnd) = try pipePair()
+        var pid: pid_t = 0
+        var pidfd: Int32 = -1
+        // A first line, which the drain reads before it rests (here for 5 s); then, once the
+        // test has seen that line in the file, the others and the exit, within the rest: what
+        // is still in the pipe when the exit is heard must be in the file when it is reported.
+        let script = "echo line-0; read go < '\(fifo)'; printf 'line-%d\\n' $(seq 1 1999); exit 7"
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(script), nil]
+        defer { argv.forEach { free($0) } }
+        let envp: [UnsafeMutablePointer<CChar>?] = [nil]
+        let rc = ls_spawn_app_pidfd(&pid, &pidfd, "/bin/sh", argv, envp, -1, writeEnd, writeEnd)
+        // Kept open here, as a process the app started would keep it: the app's exit then
+        // does not end the pipe, so only the exit's handler can take the last lines (at end
+        // of file the drain would wake by itself, even while it rests).
+        defer { close(writeEnd) }
+        try #require(rc == 0)
+        let path = folder + "/test.log"
+        let drain = try #require(AppLogDrain.start(readEnd: readEnd, path: path, maximumBytes: 1 << 24, rest: 5_000_000_000))
+        let process = AppProcess(bundleID: "test.watch", pid: pid, pidfd: pidfd, output: drain)
+        let heard = Mutex<(status: LaunchServicesCore.ExitStatus?, lines: Int)>((nil, 0))
+        // A failure before the script is let go must not leave it waiting on its FIFO.
+        defer { if heard.withLock({ $0.status == nil }) { kill(pid, SIGKILL) } }
+        process.watchExit { status in
+            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            heard.withLock { $0 = (status, text.split(separator: "\n").count) }
+        }
+        try await eventually { ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").hasPrefix("line-0\n") }
+        // The script opens the FIFO for reading right after its first line: until then a
+        // non-blocking open for writing fails with ENXIO.
+        var go: Int32 = -1
+        try await eventually {
+            go = open(fifo, O_WRONLY | O_NONBLOCK)
+            return go >= 0
+        }
+        _ = write(go, "\n", 1)
+        close(go)
+        try await eventually { heard.withLock { $0.status != nil } }
+        #expect(heard.withLock { $0.status } == .exited(7))
+        #expect(heard.withLock { $0.lines } == 2000)
+    }
+}
