@@ -176,28 +176,3 @@ func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePo
     defer { pointers.forEach { free($0) } }
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }
-
-/// A launched app's pidfd on the watch thread: readable once the process has exited.
-final class ExitWatch: AppWatched {
-    let pidfd: Int32
-    let output: AppLogDrain?
-    let onExit: @Sendable (ExitStatus) -> Void
-
-    init(pidfd: Int32, output: AppLogDrain?, onExit: @escaping @Sendable (ExitStatus) -> Void) {
-        self.pidfd = pidfd
-        self.output = output
-        self.onExit = onExit
-    }
-
-    func readable(on thread: AppWatchThread) -> AppWatchNext {
-        var code: Int32 = 0
-        var signaled: Int32 = 0
-        let rc = ls_pidfd_reap(pidfd, &code, &signaled)
-        guard rc != 0 else { return .keep }
-        output?.finish(on: thread)
-        onExit(rc < 0 ? .exited(-1) : (signaled != 0 ? .signaled(code) : .exited(code)))
-        return .stop
-    }
-
-    func removed() { close(pidfd) }
-}
