@@ -88,8 +88,8 @@ final class AppWatchThread: Sendable {
         return true
     }
 
-    /// Stops listening to the registration for `fd` owned by `watched`, on this thread
-    /// (an exit's handler finishing its app's drain). Calls `removed`.
+    /// Stops listening for `watched`, on this thread (an exit's handler finishing its app's
+    /// drain); nothing when it was stopped already. Calls `removed`.
     func stop(_ watched: any AppWatched) {
         let found = registrations.withLock { table in table.first { $0.value.watched === watched } }
         guard let (token, registration) = found else { return }
