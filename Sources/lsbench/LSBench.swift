@@ -137,7 +137,7 @@ struct LSBench: ParsableCommand {
             let client = try LaunchServicesClient(socketPath: socket, program: "lsbench")
             defer { client.close() }
             _ = try client.open("xyz:warmup")
-            _ = try coldOpenRows(report, client: client, work: work.path)
+            _ = try coldOpenRows(report, client: client, work: work.path, daemon: daemon.pid)
             return try report.finish()
         }
         let idle = try DaemonMemory.row("daemon memory, idle after start (baseline)", pid: daemon.pid)
@@ -184,7 +184,7 @@ struct LSBench: ParsableCommand {
         report.row("pasteboard: copy + paste 1 KiB (baseline 2 trips)", pasteSamples, baseline: Row.latency("two round trips", rtt.map { $0 * 2 }))
         try MachineCosts.rows(report, binary: CommandLine.arguments[0], count: warm, baseline: rttRow)
 
-        let coldSamples = try coldOpenRows(report, client: client, work: work.path)
+        let coldSamples = try coldOpenRows(report, client: client, work: work.path, daemon: daemon.pid)
 
         // The whole `lsopen` command vs. starting `lsopen --help`.
         var environment = ProcessInfo.processInfo.environment
@@ -233,17 +233,23 @@ struct LSBench: ParsableCommand {
     }
 
     /// Cold open vs. starting the same app executable (it exits at once outside the daemon),
-    /// and the static floor; a note gives each launch phase's median as the daemon timed it.
-    func coldOpenRows(_ report: Report, client: LaunchServicesClient, work: String) throws -> [UInt64] {
+    /// and the static floor; a note gives each launch phase's median as the daemon timed it,
+    /// and another the CPU each thread of the daemon and of the app used inside the opens.
+    func coldOpenRows(_ report: Report, client: LaunchServicesClient, work: String, daemon: pid_t) throws -> [UInt64] {
         let spawnSamples = try (0..<cold).map { _ in try ChildProcess.timedRun(work + "/apps/xyz.app/xyz", [], expecting: nil) }
         var coldSamples: [UInt64] = []
         var phases: [LaunchPhase: [UInt64]] = [:]
         var totals: [UInt64] = []
         try terminateApp(client: client)
+        var daemonCPU: [ThreadCPU] = [], appCPU: [ThreadCPU] = []
         for i in 0..<cold {
+            let before = ThreadCPU.read(daemon)
             let start = DispatchTime.now().uptimeNanoseconds
             let outcome = try client.open("xyz:cold/\(i)")
             coldSamples.append(DispatchTime.now().uptimeNanoseconds - start)
+            daemonCPU.append(ThreadCPU.read(daemon).since(before))
+            // The app was started by this open: all it used so far is this open's.
+            if let pid = try runningPID(client: client) { appCPU.append(ThreadCPU.read(pid)) }
             guard outcome.opened, outcome.launched else { throw ValidationError("cold open did not launch: \(outcome.error?.message ?? "warm")") }
             for timing in outcome.timings { phases[timing.phase, default: []].append(timing.nanoseconds) }
             totals.append(outcome.totalNanoseconds ?? 0)
@@ -263,7 +269,14 @@ struct LSBench: ParsableCommand {
         }
         let total = totals.sorted()[totals.count / 2] / 1000
         report.note("cold open phases as the daemon timed them (medians): " + medians.joined(separator: ", ") + "; the open in the daemon, read to answer: \(total) µs")
+        report.note("cold open, CPU by thread inside each open (medians of /proc schedstat): "
+                    + (ThreadCPU.medians(appCPU, prefix: "app ") + ThreadCPU.medians(daemonCPU, prefix: "daemon ")).joined(separator: ", "))
         return coldSamples
+    }
+
+    /// The running xyz's pid, from `running`.
+    func runningPID(client: LaunchServicesClient) throws -> pid_t? {
+        try JSONDecoder().decode([RunningReport].self, from: Data(try client.query(.running).utf8)).first { $0.id == "bench.xyz" }?.pid
     }
 
     /// Kills the running xyz (found through `running`) and waits until the daemon has seen it go.
@@ -271,7 +284,7 @@ struct LSBench: ParsableCommand {
         func running() throws -> [RunningReport] {
             try JSONDecoder().decode([RunningReport].self, from: Data(try client.query(.running).utf8))
         }
-        guard let pid = try running().first(where: { $0.id == "bench.xyz" })?.pid else { return }
+        guard let pid = try runningPID(client: client) else { return }
         kill(pid, SIGKILL)
         for _ in 0..<500 {
             if !(try running().contains { $0.pid == pid }) { return }
