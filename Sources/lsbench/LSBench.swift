@@ -274,20 +274,22 @@ struct LSBench: ParsableCommand {
         return coldSamples
     }
 
+    /// What `running` says.
+    func running(client: LaunchServicesClient) throws -> [RunningReport] {
+        try JSONDecoder().decode([RunningReport].self, from: Data(try client.query(.running).utf8))
+    }
+
     /// The running xyz's pid, from `running`.
     func runningPID(client: LaunchServicesClient) throws -> pid_t? {
-        try JSONDecoder().decode([RunningReport].self, from: Data(try client.query(.running).utf8)).first { $0.id == "bench.xyz" }?.pid
+        try running(client: client).first { $0.id == "bench.xyz" }?.pid
     }
 
     /// Kills the running xyz (found through `running`) and waits until the daemon has seen it go.
     func terminateApp(client: LaunchServicesClient) throws {
-        func running() throws -> [RunningReport] {
-            try JSONDecoder().decode([RunningReport].self, from: Data(try client.query(.running).utf8))
-        }
         guard let pid = try runningPID(client: client) else { return }
         kill(pid, SIGKILL)
         for _ in 0..<500 {
-            if !(try running().contains { $0.pid == pid }) { return }
+            if !(try running(client: client).contains { $0.pid == pid }) { return }
             usleep(1_000)
         }
         throw ValidationError("the daemon did not notice the app's exit")

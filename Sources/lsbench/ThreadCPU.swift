@@ -11,7 +11,17 @@ struct ThreadCPU {
         var wait: UInt64 = 0
     }
 
-    var byName: [String: Time] = [:]
+    /// By thread id: its name and its times. Differences are taken thread by thread, so a
+    /// thread that ended between two readings takes nothing away from another of its name.
+    var threads: [String: (name: String, time: Time)] = [:]
+
+    /// The threads' times summed by name.
+    var byName: [String: Time] {
+        threads.values.reduce(into: [:]) { sums, thread in
+            sums[thread.name, default: Time()].run += thread.time.run
+            sums[thread.name, default: Time()].wait += thread.time.wait
+        }
+    }
 
     /// Every thread of `pid` now (empty when the process is gone).
     static func read(_ pid: pid_t) -> ThreadCPU {
@@ -22,19 +32,18 @@ struct ThreadCPU {
                   let comm = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8) else { continue }
             let fields = stat.split(separator: " ").compactMap { UInt64($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
             guard fields.count >= 2 else { continue }
-            let name = comm.trimmingCharacters(in: .whitespacesAndNewlines)
-            cpu.byName[name, default: Time()].run += fields[0]
-            cpu.byName[name, default: Time()].wait += fields[1]
+            cpu.threads[task] = (comm.trimmingCharacters(in: .whitespacesAndNewlines), Time(run: fields[0], wait: fields[1]))
         }
         return cpu
     }
 
-    /// What each thread used between `earlier` and this reading.
+    /// What each thread used between `earlier` and this reading (all of it, for a thread
+    /// started since).
     func since(_ earlier: ThreadCPU) -> ThreadCPU {
         var delta = ThreadCPU()
-        for (name, now) in byName {
-            let before = earlier.byName[name] ?? Time()
-            delta.byName[name] = Time(run: now.run &- before.run, wait: now.wait &- before.wait)
+        for (id, now) in threads {
+            let before = earlier.threads[id]?.time ?? Time()
+            delta.threads[id] = (now.name, Time(run: now.time.run - min(before.run, now.time.run), wait: now.time.wait - min(before.wait, now.time.wait)))
         }
         return delta
     }

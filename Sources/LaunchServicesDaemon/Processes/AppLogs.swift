@@ -52,7 +52,7 @@ public enum AppOutput: Sendable, Equatable {
                 close(out)
                 return nil
             }
-            return PreparedOutput(stdout: out, stderr: err, readEnd: -1, file: nil)
+            return PreparedOutput(stdout: out, stderr: err, drain: nil)
         case .files(let folder, let maximumBytes):
             guard AppLogFile.isSafeName(bundleID) else { return nil }
             var fds: [Int32] = [-1, -1]
@@ -62,8 +62,14 @@ public enum AppOutput: Sendable, Equatable {
             // Room for what an app prints while its drain rests (`AppLogDrain.rest`); Linux
             // lets an unprivileged process ask for up to 1 MiB. Pages are taken only as filled.
             _ = fcntl(fds[0], 1031 /* F_SETPIPE_SZ */, AppLogDrain.pipeBytes)
-            return PreparedOutput(stdout: fds[1], stderr: fds[1], readEnd: fds[0],
-                                  file: (path: folder + "/" + bundleID + ".log", maximumBytes: maximumBytes))
+            // Draining before the spawn: a watch the kernel refuses leaves the app the daemon's
+            // own output, never a pipe nobody reads (or one already closed, whose first write
+            // would kill the app with SIGPIPE).
+            guard let drain = AppLogDrain.start(readEnd: fds[0], path: folder + "/" + bundleID + ".log", maximumBytes: maximumBytes) else {
+                close(fds[1])
+                return nil
+            }
+            return PreparedOutput(stdout: fds[1], stderr: fds[1], drain: drain)
         }
     }
 }
@@ -72,21 +78,16 @@ public enum AppOutput: Sendable, Equatable {
 struct PreparedOutput {
     let stdout: Int32
     let stderr: Int32
-    let readEnd: Int32
-    /// The log file the pipe drains into (files only).
-    let file: (path: String, maximumBytes: Int)?
+    /// The drain of the pipe behind `stdout` (files only), already listening.
+    let drain: AppLogDrain?
 
-    /// After spawn (or a failed one): closes the daemon's copies of the app's ends, and
-    /// starts draining the pipe when the app runs, or closes it.
+    /// After spawn (or a failed one): closes the daemon's copies of the app's ends. The drain
+    /// goes on while the app runs; after a failed spawn no writer is left, and the drain ends
+    /// at the end of file that makes.
     func spawned(_ ok: Bool) -> AppLogDrain? {
         close(stdout)
         if stderr != stdout { close(stderr) }
-        guard readEnd >= 0 else { return nil }
-        guard ok, let file else {
-            close(readEnd)
-            return nil
-        }
-        return AppLogDrain.start(readEnd: readEnd, path: file.path, maximumBytes: file.maximumBytes)
+        return ok ? drain : nil
     }
 }
 
@@ -177,8 +178,9 @@ final class AppLogDrain: AppWatched {
         var finished = false
     }
 
-    /// Starts draining `readEnd` (closed when the drain ends) into the file at `path`; `nil`
-    /// (the descriptor closed) when the watch thread cannot take it.
+    /// Starts draining `readEnd` (closed when the drain ends) into the file at `path`, which
+    /// is made only when something is written; `nil` (the descriptor closed) when the watch
+    /// thread cannot take it.
     static func start(readEnd: Int32, path: String, maximumBytes: Int, rest: UInt64 = AppLogDrain.rest) -> AppLogDrain? {
         let drain = AppLogDrain(readEnd: readEnd, path: path, maximumBytes: maximumBytes, rest: rest)
         guard AppWatchThread.shared.add(readEnd, drain) else {
