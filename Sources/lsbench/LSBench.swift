@@ -27,6 +27,9 @@ struct LSBench: ParsableCommand {
     @Option(help: "Cold opens to time.")
     var cold = 60
 
+    @Option(help: "Microseconds of nothing before each sample of the cold rows (the static floor, the app's start, the cold open), which alternate.")
+    var coldPause: UInt32 = 2000
+
     @Option(help: "Whole lsopen processes to time.")
     var processes = 150
 
@@ -101,6 +104,9 @@ struct LSBench: ParsableCommand {
 
     @Option(help: "Warm opens each throughput client makes.")
     var throughputOpens = 3000
+
+    @Option(help: "Rounds of one client's opens alternating with one client's D-Bus calls, beside each bus (0: none).")
+    var alternatingRounds = 6
 
     @Option(help: .hidden)
     var throughputChild: String?
@@ -210,7 +216,8 @@ struct LSBench: ParsableCommand {
         let throughput = try throughputRows(report, socket: socket, work: work.path, appLog: work.path + "/state/logs/bench.xyz.log")
 
         try peerRows(report, work: work.path, warm: warmSamples, lsopen: lsopenSamples, throughput: throughput,
-                     cold: ColdFigures(cold: coldSamples, lsopenCold: lsopenColdSamples, canOpen: canOpenSamples))
+                     cold: ColdFigures(cold: coldSamples, lsopenCold: lsopenColdSamples, canOpen: canOpenSamples),
+                     ours: OurDaemon(socket: socket, work: work.path, appLog: work.path + "/state/logs/bench.xyz.log"))
         try sessionBusRows(report, work: work.path, warm: warmSamples)
 
         try registryScale(report, work: work.path, idle: idle)
@@ -235,14 +242,30 @@ struct LSBench: ParsableCommand {
     /// Cold open vs. starting the same app executable (it exits at once outside the daemon),
     /// and the static floor; a note gives each launch phase's median as the daemon timed it,
     /// and another the CPU each thread of the daemon and of the app used inside the opens.
+    ///
+    /// The three kinds of sample alternate one by one (floor, the app's start, the cold
+    /// open), and each starts from the same state: no xyz running (the daemon has seen the
+    /// last one go) and `coldPause` µs of nothing just before it. Taken as three runs one
+    /// after the other, the app's starts ran back to back on a CPU still busy from the one
+    /// before, while every cold open came after killing the app and polling `running`, with
+    /// millisecond sleeps, until the daemon had seen it go: a virtual CPU left idle that long
+    /// halts and is slower to wake, so the ratio compared unlike states, and the VM's drift
+    /// between the two runs fell on one side only (PERFORMANCE.md).
     func coldOpenRows(_ report: Report, client: LaunchServicesClient, work: String, daemon: pid_t) throws -> [UInt64] {
-        let spawnSamples = try (0..<cold).map { _ in try ChildProcess.timedRun(work + "/apps/xyz.app/xyz", [], expecting: nil) }
-        var coldSamples: [UInt64] = []
+        let floor = peerBinDir.map({ $0 + "/static_true" }).flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
+        var floorSamples: [UInt64] = [], spawnSamples: [UInt64] = [], coldSamples: [UInt64] = []
         var phases: [LaunchPhase: [UInt64]] = [:]
         var totals: [UInt64] = []
-        try terminateApp(client: client)
         var daemonCPU: [ThreadCPU] = [], appCPU: [ThreadCPU] = []
+        try terminateApp(client: client)
         for i in 0..<cold {
+            if let floor {
+                usleep(coldPause)
+                floorSamples.append(try ChildProcess.timedRun(floor, []))
+            }
+            usleep(coldPause)
+            spawnSamples.append(try ChildProcess.timedRun(work + "/apps/xyz.app/xyz", [], expecting: nil))
+            usleep(coldPause)
             let before = ThreadCPU.read(daemon)
             let start = DispatchTime.now().uptimeNanoseconds
             let outcome = try client.open("xyz:cold/\(i)")
@@ -256,13 +279,14 @@ struct LSBench: ParsableCommand {
             try terminateApp(client: client)
         }
         var floorRow: Row?
-        if let floor = peerBinDir.map({ $0 + "/static_true" }), FileManager.default.isExecutableFile(atPath: floor) {
-            floorRow = report.row("static C program that returns 0, posix_spawn + wait (floor)", try (0..<cold).map { _ in try ChildProcess.timedRun(floor, []) })
+        if floor != nil {
+            floorRow = report.row("static C program that returns 0, posix_spawn + wait (floor)", floorSamples)
         } else {
             report.note("static floor row: skipped (no static_true in --peer-bin-dir; scripts/bench builds it with cc -static)")
         }
         let spawnRow = report.row("start and exit of the app executable (baseline)", spawnSamples, baseline: floorRow)
         report.row("cold open: spawn, check-in, 2 launch methods, open", coldSamples, baseline: spawnRow)
+        report.note("cold rows: floor, app start and cold open alternate, each after \(coldPause) µs of nothing, with no xyz running")
         let medians = LaunchPhase.allCases.compactMap { phase -> String? in
             guard let samples = phases[phase]?.sorted(), !samples.isEmpty else { return nil }
             return "\(phase.rawValue) \(samples[samples.count / 2] / 1000) µs"

@@ -7,7 +7,7 @@ import Foundation
 /// process (both are a command a script or desktop runs to reach that program). The project's
 /// samples are the ones measured earlier in the same run.
 extension LSBench {
-    func peerRows(_ report: Report, work: String, warm: [UInt64], lsopen: [UInt64], throughput: [Int: Row], cold: ColdFigures) throws {
+    func peerRows(_ report: Report, work: String, warm: [UInt64], lsopen: [UInt64], throughput: [Int: Row], cold: ColdFigures, ours: OurDaemon) throws {
         report.gap()
         guard let peerBinDir, let dbusDaemon, let dbusSend else {
             report.note("D-Bus peers: skipped (run through scripts/bench, which builds the echo service and passes --peer-bin-dir, --dbus-daemon and --dbus-send)")
@@ -24,6 +24,7 @@ extension LSBench {
             let sendRow = report.row("dbus-send --print-reply via dbus-daemon, whole process (peer)", sends)
             report.row("lsopen URL, whole process vs dbus-send via dbus-daemon", lsopen, baseline: sendRow)
             try peerThroughputRows(report, peers: peers, bus: bus, ours: throughput)
+            try alternatingOneClientRows(report, peers: peers, bus: bus, ours: ours)
             report.gap()
             try coldPeerRows(report, peers: peers, bus: bus, ours: cold)
         }
@@ -52,6 +53,7 @@ extension LSBench {
         let sendRow = report.row("dbus-send --print-reply via dbus-broker, whole process (peer)", sends)
         report.row("lsopen URL, whole process vs dbus-send via dbus-broker", lsopen, baseline: sendRow)
         try peerThroughputRows(report, peers: peers, bus: broker, ours: throughput)
+        try alternatingOneClientRows(report, peers: peers, bus: broker, ours: ours)
     }
 
     /// The throughput rows' peer: as many libdbus client processes as each throughput row,
@@ -67,6 +69,45 @@ extension LSBench {
             if let row = ours[clients] {
                 report.add(Row(name: "warm opens/s vs D-Bus calls/s via \(bus.name), \(clients) client\(clients == 1 ? "" : "s")", count: row.count, value: row.value).against(peer))
             }
+        }
+    }
+
+    /// Where the bench's own daemon listens and where its app logs, for rows measured
+    /// while the peers run.
+    struct OurDaemon {
+        let socket: String
+        let work: String
+        let appLog: String
+    }
+
+    /// One client's warm opens per second against one client's calls per second through the
+    /// peer, taken in alternating rounds (ours then the peer's, then the peer's first, …) of
+    /// `throughputOpens` each. The separate one-client rows are minutes apart, and on a VM
+    /// one client's rate moves by tens of percent between minutes with the cost of a
+    /// wake-up; alternated, those swings fall on both alike. Rates are all the round's
+    /// opens (or calls) over their summed durations; p99 over every single one.
+    func alternatingOneClientRows(_ report: Report, peers: DBusPeers, bus: DBusPeers.Bus, ours: OurDaemon) throws {
+        guard alternatingRounds > 0 else { return }
+        var mine: [Throughput.Result] = [], theirs: [Throughput.Result] = []
+        for round in 0..<alternatingRounds {
+            let peerFirst = round % 2 == 1
+            if peerFirst { theirs.append(try peerOneClient(peers: peers, bus: bus)) }
+            mine.append(try checkedThroughput(clients: 1, socket: ours.socket, work: ours.work, appLog: ours.appLog))
+            if !peerFirst { theirs.append(try peerOneClient(peers: peers, bus: bus)) }
+        }
+        func row(_ name: String, _ results: [Throughput.Result]) -> Row {
+            let opens = results.reduce(0) { $0 + $1.opens }
+            let seconds = results.reduce(0) { $0 + $1.seconds }
+            return Row(name: name, count: opens, value: .throughput(perSecond: Double(opens) / seconds, p99: Row.percentile99(results.flatMap(\.samples).sorted())))
+        }
+        let peer = report.add(row("D-Bus calls/s via \(bus.name), 1 client, alternated (peer)", theirs))
+        report.add(row("1 client alternated: opens/s vs calls/s via \(bus.name)", mine).against(peer))
+    }
+
+    /// One `dbus_echo_client` making `throughputOpens` calls, as `peerThroughputRows` runs it.
+    func peerOneClient(peers: DBusPeers, bus: DBusPeers.Bus) throws -> Throughput.Result {
+        try Throughput.run(clients: 1, count: throughputOpens, work: peers.work, label: bus.name + "-alternating", environment: bus.environment) {
+            [peers.peerBinDir + "/dbus_echo_client", String(throughputOpens), "10", "sync"]
         }
     }
 }

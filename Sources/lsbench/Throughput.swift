@@ -117,19 +117,26 @@ extension LSBench {
         var rows: [Int: Row] = [:]
         var single: Row?
         for clients in throughputClients {
-            let logStart = Throughput.fileSize(appLog)
-            let result = try Throughput.run(binary: CommandLine.arguments[0], socket: socket, clients: clients, count: throughputOpens, work: work)
-            guard result.failures == 0 else { throw ValidationError("\(result.failures) of \(result.opens) concurrent opens failed") }
-            let delivered = Throughput.deliveries(in: appLog, from: logStart, expecting: result.opens)
-            guard delivered.total == result.opens, delivered.distinct == result.opens else {
-                throw ValidationError("\(result.opens) opens answered opened, but the app got \(delivered.distinct) distinct URLs in \(delivered.total) deliveries")
-            }
+            let result = try checkedThroughput(clients: clients, socket: socket, work: work, appLog: appLog)
             var row = Row(name: "warm opens/s, \(clients) client\(clients == 1 ? "" : "s") × \(throughputOpens), 0 failed/lost/twice", count: result.opens,
                           value: .throughput(perSecond: Double(result.opens) / result.seconds, p99: Row.percentile99(result.samples.sorted())))
             if let single { row = row.against(single) } else { single = row }
             rows[clients] = report.add(row)
         }
         return rows
+    }
+
+    /// `clients` concurrent clients making `throughputOpens` opens each, every one answered
+    /// opened and delivered exactly once (counted in the app's log), or the bench fails.
+    func checkedThroughput(clients: Int, socket: String, work: String, appLog: String) throws -> Throughput.Result {
+        let logStart = Throughput.fileSize(appLog)
+        let result = try Throughput.run(binary: CommandLine.arguments[0], socket: socket, clients: clients, count: throughputOpens, work: work)
+        guard result.failures == 0 else { throw ValidationError("\(result.failures) of \(result.opens) concurrent opens failed") }
+        let delivered = Throughput.deliveries(in: appLog, from: logStart, expecting: result.opens)
+        guard delivered.total == result.opens, delivered.distinct == result.opens else {
+            throw ValidationError("\(result.opens) opens answered opened, but the app got \(delivered.distinct) distinct URLs in \(delivered.total) deliveries")
+        }
+        return result
     }
 }
 
