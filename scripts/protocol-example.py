@@ -39,7 +39,7 @@ MAX_FRAME = 65 << 20           # §2: what a client accepts from the daemon, in 
 # §6: kind byte -> (name, {tag: (field name, type)}). Types: u64, str, bool, timing
 # (nested: tag 1 phase, tag 2 u64 nanoseconds), plist (§7). "*" marks a repeated tag.
 KINDS = {
-    0x01: ("hello", {1: ("version", "u64"), 2: ("role", "str"), 3: ("program", "str"), 4: ("bundlePath", "str")}),
+    0x01: ("hello", {1: ("version", "u64"), 2: ("role", "str"), 3: ("program", "str"), 4: ("bundlePath", "str"), 5: ("dropsVetoedLaunchDelivery", "bool")}),
     0x02: ("welcome", {1: ("version", "u64"), 2: ("identity", "str")}),
     0x03: ("failure", {1: ("code", "str"), 2: ("message", "str"), 3: ("phase", "str")}),
     0x10: ("open", {1: ("url", "str"), 2: ("annotation", "plist"), 3: ("returnTo", "str"), 4: ("app", "str"), 5: ("background", "bool")}),
@@ -57,7 +57,7 @@ KINDS = {
     0x30: ("launchMethod", {1: ("phase", "str"), 2: ("url", "str"), 3: ("sourceApplication", "str"), 4: ("annotation", "plist"), 5: ("warning", "str"),
                             6: ("background", "bool")}),
     0x31: ("deliver", {2: ("url", "str"), 3: ("sourceApplication", "str"), 4: ("annotation", "plist"), 5: ("warning", "str"),
-                       6: ("background", "bool")}),
+                       6: ("background", "bool"), 7: ("ofLaunch", "bool")}),
     0x32: ("notify", {1: ("notification", "str")}),
     0x33: ("phaseResult", {1: ("accepted", "bool"), 2: ("method", "str")}),
     0x40: ("pasteboard", {1: ("operation", "str"), 2: ("name", "str"), 3: ("items*", "item"), 4: ("type", "str"),

@@ -20,6 +20,9 @@ public final class Application {
         var legacyIsDefault = false
     }
     var deliveryTrace = DeliveryTrace()
+    /// A launch method said NO: the launch's own delivery (`Delivery.ofLaunch`), which the
+    /// daemon may have written before reading that answer, is dropped unanswered.
+    var launchVetoed = false
 
     let outbound: any ApplicationOutbound
     weak var delegate: (any ApplicationDelegate)?

@@ -19,9 +19,12 @@ extension Application {
             let accepted = phase == .willFinishLaunching
                 ? delegate.willFinishLaunching(self, options: options)
                 : delegate.didFinishLaunching(self, options: options)
+            if !accepted { launchVetoed = true }
             return .phaseResult(accepted: accepted, method: nil)
         case .deliver(let delivery):
             guard let delegate else { return nil }
+            // Written at the hello, before the daemon read the NO: not for the delegate.
+            if delivery.ofLaunch && launchVetoed { return nil }
             deliveryTrace = DeliveryTrace()
             var accepted = false
             currentDeliveryWarning = delivery.warning

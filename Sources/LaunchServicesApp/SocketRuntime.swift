@@ -58,7 +58,8 @@ extension Application {
 
     private func run(on link: SocketLink) -> Never {
         do {
-            try link.connection.send(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .app, program: bundleIdentifier, bundlePath: declaredBundlePath)))
+            try link.connection.send(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .app, program: bundleIdentifier, bundlePath: declaredBundlePath,
+                                                             dropsVetoedLaunchDelivery: true)))
             while true {
                 let envelope = try link.next()
                 if let reply = try handle(envelope) {

@@ -21,13 +21,18 @@ public struct Delivery: Sendable, Equatable {
     public var warning: String?
     /// Opened in the background: the app was not brought to the front for it.
     public var background: Bool
+    /// The launch's own delivery, written at the app's hello before its launch methods were
+    /// answered (`deliver` only; added in 0.4): an app whose launch method said NO must not
+    /// run it, nor answer it.
+    public var ofLaunch: Bool
 
-    public init(url: String, sourceApplication: String, annotation: PropertyListValue? = nil, warning: String? = nil, background: Bool = false) {
+    public init(url: String, sourceApplication: String, annotation: PropertyListValue? = nil, warning: String? = nil, background: Bool = false, ofLaunch: Bool = false) {
         self.url = url
         self.sourceApplication = sourceApplication
         self.annotation = annotation
         self.warning = warning
         self.background = background
+        self.ofLaunch = ofLaunch
     }
 }
 
@@ -35,7 +40,10 @@ public struct Delivery: Sendable, Equatable {
 public enum Message: Sendable, Equatable {
     /// Peer → daemon, first frame of every connection. `bundlePath` is sent only by an app
     /// started by hand (not by the daemon), to declare itself; the daemon verifies it.
-    case hello(version: UInt64, role: PeerRole, program: String?, bundlePath: String? = nil)
+    /// `dropsVetoedLaunchDelivery` (an app, added in 0.4): the runtime drops a `deliver`
+    /// marked `ofLaunch` after a NO from either launch method, so the daemon may write it at
+    /// the hello.
+    case hello(version: UInt64, role: PeerRole, program: String?, bundlePath: String? = nil, dropsVetoedLaunchDelivery: Bool = false)
     /// Daemon → peer: accepted; `identity` is the `sourceApplication` the daemon will use for it.
     case welcome(version: UInt64, identity: String)
     /// Daemon → peer: the request with this id failed (or, with id 0, the connection did).

@@ -6,11 +6,12 @@ extension Envelope {
         w.u8(message.kind)
         w.u32(id)
         switch message {
-        case .hello(let version, let role, let program, let bundlePath):
+        case .hello(let version, let role, let program, let bundlePath, let dropsVetoedLaunchDelivery):
             w.field(1, u64: version)
             w.field(2, string: role.rawValue)
             if let program { w.field(3, string: program) }
             if let bundlePath { w.field(4, string: bundlePath) }
+            if dropsVetoedLaunchDelivery { w.field(5, bool: true) }
         case .welcome(let version, let identity):
             w.field(1, u64: version)
             w.field(2, string: identity)
@@ -117,7 +118,8 @@ extension Envelope {
         case .hello:
             let roleText = try f.string(2, "hello", "role")
             guard let role = PeerRole(rawValue: roleText) else { throw .invalid("role", "'\(roleText)' is neither 'client' nor 'app'") }
-            message = .hello(version: try f.u64(1, "hello", "version"), role: role, program: f.optionalString(3), bundlePath: f.optionalString(4))
+            message = .hello(version: try f.u64(1, "hello", "version"), role: role, program: f.optionalString(3), bundlePath: f.optionalString(4),
+                             dropsVetoedLaunchDelivery: try f.optionalBool(5, "dropsVetoedLaunchDelivery") ?? false)
         case .welcome:
             message = .welcome(version: try f.u64(1, "welcome", "version"), identity: try f.string(2, "welcome", "identity"))
         case .failure:
@@ -298,7 +300,7 @@ struct Fields {
     }
     func delivery(_ kind: String) throws(WireError) -> Delivery {
         Delivery(url: try string(2, kind, "url"), sourceApplication: try string(3, kind, "sourceApplication"), annotation: try optionalPlist(4), warning: optionalString(5),
-                 background: try optionalBool(6, "background") ?? false)
+                 background: try optionalBool(6, "background") ?? false, ofLaunch: try optionalBool(7, "ofLaunch") ?? false)
     }
 }
 
@@ -309,6 +311,7 @@ extension WireWriter {
         if let annotation = d.annotation { nested(4) { $0.plist(annotation) } }
         if let warning = d.warning { field(5, string: warning) }
         if d.background { field(6, bool: true) }
+        if d.ofLaunch { field(7, bool: true) }
     }
 
     mutating func item(_ item: PasteboardItem) {

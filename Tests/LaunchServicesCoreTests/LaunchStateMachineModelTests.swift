@@ -39,6 +39,13 @@ struct LaunchStateMachineModelTests {
         /// The prelude a running process was spawned with: it answers both launch methods
         /// after its hello, in order, without being sent them.
         var preludes: [Int32: LaunchStateMachine.LaunchPrelude] = [:]
+        /// The apps' runtime drops the launch's delivery after a NO (its hello says so): the
+        /// machine then writes the delivery at the hello (`deliverAtCheckIn`).
+        var dropsVetoedDelivery = false
+        /// The launch's delivery written at a process's hello, answered after its second
+        /// launch method unless one of the two said NO.
+        var deliveriesAtCheckIn: [Int32: LaunchToken] = [:]
+        var vetoedLaunches: Set<Int32> = []
         var pending: [Pending] = []
         var issued: Set<LaunchToken> = []
         var withdrawn: Set<LaunchToken> = []
@@ -76,6 +83,12 @@ struct LaunchStateMachineModelTests {
                     if let pid = live[app] { pending.append(.answer(app: app, pid: pid, token: token, delivery: false)) }
                 case .deliver(let app, let token, _):
                     if let pid = live[app] { pending.append(.answer(app: app, pid: pid, token: token, delivery: true)) }
+                case .deliverAtCheckIn(let app, let token, _):
+                    if !dropsVetoedDelivery { problems.append("step \(steps): a delivery at check-in to \(app), whose runtime did not say it drops a vetoed one") }
+                    if let pid = live[app] {
+                        if preludes[pid] == nil { problems.append("step \(steps): a delivery at check-in to \(app), launched without its launch methods written") }
+                        deliveriesAtCheckIn[pid] = token
+                    }
                 case .armDeadline(let app, _, let token, _):
                     pending.append(.deadline(app: app, token: token))
                 case .reply(let token, _):
@@ -120,15 +133,22 @@ struct LaunchStateMachineModelTests {
             switch next {
             case .hello(let app, let pid):
                 guard live[app] == pid else { return }
-                carryOut(machine.checkedIn(app: app, now: now))
+                carryOut(machine.checkedIn(app: app, now: now, dropsVetoedDelivery: dropsVetoedDelivery))
                 if let prelude = preludes[pid] {
                     pending.append(.answer(app: app, pid: pid, token: prelude.willFinishLaunching, delivery: false))
                 }
             case .answer(let app, let pid, let token, let delivery):
                 guard live[app] == pid else { return }
-                carryOut(machine.phaseCompleted(app: app, token: token, accepted: chance(0.85), method: delivery ? .open : nil, now: now))
+                let accepted = chance(0.85)
+                if !delivery && !accepted { vetoedLaunches.insert(pid) }
+                carryOut(machine.phaseCompleted(app: app, token: token, accepted: accepted, method: delivery ? .open : nil, now: now))
                 if let prelude = preludes[pid], token == prelude.willFinishLaunching {
                     pending.append(.answer(app: app, pid: pid, token: prelude.didFinishLaunching, delivery: false))
+                }
+                // The runtime runs the launch's delivery after its second launch method, unless
+                // either said NO; then it drops it, unanswered.
+                if let prelude = preludes[pid], token == prelude.didFinishLaunching, let written = deliveriesAtCheckIn[pid], !vetoedLaunches.contains(pid) {
+                    pending.append(.answer(app: app, pid: pid, token: written, delivery: true))
                 }
             case .deadline(let app, let token):
                 // Most phases end well before their deadline: most picks leave it armed.
@@ -142,6 +162,8 @@ struct LaunchStateMachineModelTests {
                 guard live[app] == pid else { return }
                 live[app] = nil
                 preludes[pid] = nil
+                deliveriesAtCheckIn[pid] = nil
+                vetoedLaunches.remove(pid)
                 carryOut(machine.exited(app: app, status: chance(0.5) ? .exited(0) : .signaled(9), now: now))
             }
         }
@@ -181,6 +203,7 @@ struct LaunchStateMachineModelTests {
     func randomized(seed: UInt64) {
         var random = SeededGenerator(seed: seed)
         let prewrites = Bool.random(using: &random)
+        let dropsVetoedDelivery = Bool.random(using: &random)
         let inFlight = [1, 1, 4, 16].randomElement(using: &random)!
         let liveLimit = [1, 2, 16].randomElement(using: &random)!
         var world = World(
@@ -189,8 +212,9 @@ struct LaunchStateMachineModelTests {
                 background: BackgroundPolicy(suspendAfter: .seconds(30), maximumLiveApps: liveLimit),
                 maximumOpensInFlight: inFlight, prewritesLaunchMethods: prewrites),
             random: random)
+        world.dropsVetoedDelivery = dropsVetoedDelivery
         let apps = ["org.example.a", "org.example.b", "org.example.c"]
-        let context = "seed \(seed) (prewrites \(prewrites), opens in flight \(inFlight), live apps \(liveLimit))"
+        let context = "seed \(seed) (prewrites \(prewrites), deliveries at check-in \(prewrites && dropsVetoedDelivery), opens in flight \(inFlight), live apps \(liveLimit))"
 
         for _ in 0..<400 {
             world.steps += 1

@@ -29,6 +29,8 @@ struct EnvelopeRoundTripTests {
         .hello(version: 1, role: .app, program: "xyz", bundlePath: "/apps/xyz.app"),
         .hello(version: 1, role: .app, program: nil, bundlePath: "/apps/xyz.app"),
         .hello(version: UInt64.max, role: .client, program: "", bundlePath: ""),
+        // tag 5 (added in 0.5): the runtime drops a vetoed launch's delivery.
+        .hello(version: 1, role: .app, program: "xyz", dropsVetoedLaunchDelivery: true),
         .welcome(version: 1, identity: "org.swift-launch-services.lsopen"),
         .welcome(version: 0, identity: ""),
         .failure(OpenError(.protocolError, "bad frame")),
@@ -71,6 +73,8 @@ struct EnvelopeRoundTripTests {
         .launchMethod(.didFinishLaunching, Delivery(url: "a:b", sourceApplication: "")),
         .deliver(Delivery(url: "a://ü?q=1#f", sourceApplication: "org.example.caller", annotation: .string("note"))),
         .deliver(Delivery(url: "a:b", sourceApplication: "src")),
+        // tag 7 (added in 0.5): the launch's own delivery, written at the hello.
+        .deliver(Delivery(url: "a:b", sourceApplication: "src", background: true, ofLaunch: true)),
         .phaseResult(accepted: true, method: nil),
         .phaseResult(accepted: false, method: DeliveryMethod.none),
         .phaseResult(accepted: true, method: .open),

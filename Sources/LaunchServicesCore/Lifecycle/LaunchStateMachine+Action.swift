@@ -9,6 +9,11 @@ extension LaunchStateMachine {
         case sendLaunchMethod(app: String, phase: LaunchPhase, token: LaunchToken, options: OpenRequest)
         /// Deliver the URL (`open` or `handleOpen`) and await the reply under `token`.
         case deliver(app: String, token: LaunchToken, request: OpenRequest)
+        /// The launch's own delivery, written at the hello, before either launch method has
+        /// answered (the app's runtime said it drops it after a NO from either): the reply
+        /// comes under `token` only if both said YES. Its phase begins when the second
+        /// answer is read, as a `deliver` sent then would.
+        case deliverAtCheckIn(app: String, token: LaunchToken, request: OpenRequest)
         /// A one-way lifecycle notification.
         case notify(app: String, AppNotification)
         /// Call `deadlinePassed(app:token:)` after `after`, unless the phase ended first.
@@ -45,19 +50,24 @@ extension LaunchStateMachine {
         public var willFinishLaunching: LaunchToken
         public var didFinishLaunching: LaunchToken
         public var request: OpenRequest
+        /// The delivery's token, when it was written at the hello (`deliverAtCheckIn`);
+        /// nil at spawn, and for a runtime that does not drop a vetoed launch's delivery.
+        public var openURL: LaunchToken?
 
-        public init(willFinishLaunching: LaunchToken, didFinishLaunching: LaunchToken, request: OpenRequest) {
+        public init(willFinishLaunching: LaunchToken, didFinishLaunching: LaunchToken, request: OpenRequest, openURL: LaunchToken? = nil) {
             self.willFinishLaunching = willFinishLaunching
             self.didFinishLaunching = didFinishLaunching
             self.request = request
+            self.openURL = openURL
         }
 
-        /// The token reserved for a launch method's phase.
+        /// The token reserved for a phase whose frame is already on the connection.
         public func token(for phase: LaunchPhase) -> LaunchToken? {
             switch phase {
             case .willFinishLaunching: willFinishLaunching
             case .didFinishLaunching: didFinishLaunching
-            case .launch, .openURL: nil
+            case .openURL: openURL
+            case .launch: nil
             }
         }
     }

@@ -105,7 +105,8 @@ extension LaunchStateMachine {
     }
 
     /// Makes `app` the one frontmost app: the previous one resigns and enters the background.
-    mutating func bringToFront(_ app: String, into actions: inout [Action]) {
+    /// `notified`: `app`'s own `didBecomeActive` was written already (at its hello).
+    mutating func bringToFront(_ app: String, into actions: inout [Action], notified: Bool = false) {
         if let previous = frontmost, previous != app, var other = apps[previous], other.state == .active {
             actions.append(.notify(app: previous, .willResignActive))
             actions.append(.notify(app: previous, .didEnterBackground))
@@ -119,7 +120,7 @@ extension LaunchStateMachine {
             actions.append(.notify(app: app, .willEnterForeground))
         }
         if state != .active {
-            actions.append(.notify(app: app, .didBecomeActive))
+            if !notified { actions.append(.notify(app: app, .didBecomeActive)) }
             apps.values[slot].lifecycle = .active(pid: apps.values[slot].pid)
         }
         frontmost = app

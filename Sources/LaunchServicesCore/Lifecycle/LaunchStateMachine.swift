@@ -146,11 +146,25 @@ public struct LaunchStateMachine: Sendable {
 
     /// The app connected and said hello: launch proper begins. Its `willFinishLaunching` is
     /// sent now, or was written at spawn (then only its deadline starts).
-    public mutating func checkedIn(app: String, now: UInt64) -> [Action] {
+    ///
+    /// `dropsVetoedDelivery`: the app's runtime drops the launch's own delivery after a NO
+    /// from either launch method (its hello says so). With the launch methods written at
+    /// spawn, the rest of the launch is then written now too: `didBecomeActive` (unless
+    /// opened in the background) and the delivery, under a token reserved for it. The app
+    /// never waits for the daemon after its hello; the daemon's model is unchanged, the
+    /// front still changes and the delivery's phase still begins when the second answer is
+    /// read.
+    public mutating func checkedIn(app: String, now: UInt64, dropsVetoedDelivery: Bool = false) -> [Action] {
         guard var record = apps[app], var tx = record.inFlight.first, tx.phase == .launch, !tx.terminating, record.state == .launching else { return [] }
         var actions: [Action] = []
         close(&tx, now: now)
         enterLaunchMethod(.willFinishLaunching, &tx, app: app, now: now, into: &actions)
+        if dropsVetoedDelivery, tx.prelude != nil, !tx.replied {
+            let token = tokens.take()
+            tx.prelude?.openURL = token
+            if !tx.request.background { actions.append(.notify(app: app, .didBecomeActive)) }
+            actions.append(.deliverAtCheckIn(app: app, token: token, request: tx.request))
+        }
         record.inFlight[0] = tx
         apps[app] = record
         return actions
@@ -191,9 +205,16 @@ public struct LaunchStateMachine: Sendable {
             if tx.request.background { record.lifecycle = .background(pid: record.pid, grace: nil) }
             record.inFlight[index] = tx
             apps[app] = record
-            if !tx.request.background { bringToFront(app, into: &actions) }
+            // Written at the hello, `didBecomeActive` and the delivery are on the connection
+            // already (the app dropped the delivery after a NO).
+            let deliveredAtCheckIn = tx.prelude?.openURL
+            if !tx.request.background { bringToFront(app, into: &actions, notified: deliveredAtCheckIn != nil) }
             if tx.vetoed {
                 finish(app: app, token: token, now: now, into: &actions)
+            } else if let deliveredAtCheckIn {
+                enter(.openURL, &tx, token: deliveredAtCheckIn, app: app, now: now, into: &actions)
+                apps[app]?.inFlight[index] = tx
+                startNext(app: app, now: now, into: &actions)
             } else {
                 enter(.openURL, &tx, app: app, now: now, into: &actions)
                 actions.append(.deliver(app: app, token: tx.phaseToken, request: tx.request))

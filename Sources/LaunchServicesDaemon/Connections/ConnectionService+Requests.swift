@@ -70,7 +70,7 @@ extension ConnectionService {
     private func greet(_ envelope: Envelope, _ connection: ClientConnection) {
         connection.helloDeadline?.cancel()
         connection.helloDeadline = nil
-        guard case .hello(let version, let role, _, let bundlePath) = envelope.message else {
+        guard case .hello(let version, let role, _, let bundlePath, let dropsVetoedLaunchDelivery) = envelope.message else {
             protocolViolation("the first message must be hello, not \(envelope.message.kindName)", on: connection)
             return
         }
@@ -88,7 +88,7 @@ extension ConnectionService {
             if !lifecycle.welcomedAtSpawn(id) {
                 connections.send(Envelope(id: 0, .welcome(version: Frame.protocolVersion, identity: id)), to: connection)
             }
-            lifecycle.event { $0.checkedIn(app: id, now: $1) }
+            lifecycle.event { $0.checkedIn(app: id, now: $1, dropsVetoedDelivery: dropsVetoedLaunchDelivery) }
         case (.socket, .app) where bundlePath != nil && connection.descendsFromApp:
             connection.closing = true
             logger.warning("app check-in refused: pid \(connection.peerPID ?? 0) was started by \(connection.identity)", metadata: ["bundle_id": "\(connection.identity)"])

@@ -137,6 +137,10 @@ final class ActionExecutor {
                 connections.send(Envelope(id: token.value, .launchMethod(phase, Delivery(request))), toApp: app)
             case .deliver(let app, let token, let request):
                 connections.send(Envelope(id: token.value, .deliver(Delivery(request))), toApp: app)
+            case .deliverAtCheckIn(let app, let token, let request):
+                var delivery = Delivery(request)
+                delivery.ofLaunch = true
+                connections.send(Envelope(id: token.value, .deliver(delivery)), toApp: app)
             case .notify(let app, let notification):
                 connections.send(Envelope(id: 0, .notify(notification)), toApp: app)
             case .armDeadline(let app, _, let token, let after):

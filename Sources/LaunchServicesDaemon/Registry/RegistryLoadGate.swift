@@ -70,7 +70,7 @@ final class RegistryLoadGate {
     /// What needs no registry: a client's hello, and the user's status query.
     static func answersWhileLoading(_ envelope: Envelope, _ connection: ClientConnection) -> Bool {
         switch envelope.message {
-        case .hello(_, .client, _, _): !connection.greeted && connection.kind == .socket
+        case .hello(_, .client, _, _, _): !connection.greeted && connection.kind == .socket
         case .query(let topic): connection.greeted && topic == AdminQuery.status.topic && connection.identity == LaunchServicesDaemon.shellIdentity
         default: false
         }

@@ -187,7 +187,7 @@ public final class AppDriver<Delegate: ApplicationDelegate> {
             case .armDeadline, .armGrace, .armQuitStep, .quitEnded:
                 // No time passes in the driver, and nothing asks it to quit an app.
                 break
-            case .terminate(let app, _, _), .suspend(let app, _), .resume(let app, _), .closeConnection(let app), .askToExit(let app, _):
+            case .terminate(let app, _, _), .suspend(let app, _), .resume(let app, _), .closeConnection(let app), .askToExit(let app, _), .deliverAtCheckIn(let app, _, _):
                 if app == application.bundleIdentifier { throw .runtime("the daemon's state machine asked for \(action), which the driver does not play") }
             }
         }

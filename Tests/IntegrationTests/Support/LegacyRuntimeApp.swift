@@ -14,10 +14,16 @@ import LaunchServicesTesting
 /// (before its hello, waits up to that long for bytes on fd 3 and logs whether any came:
 /// `waiting-before-hello yes|no`; an old app never does this, it only shows what it would
 /// find).
+///
+/// `dropsVetoed=yes` makes it a runtime of 0.4 instead: its hello says it drops the launch's
+/// delivery after a NO (tag 5), it logs a `deliver`'s `ofLaunch` mark (tag 7), and it drops
+/// (`dropped id=N`, unanswered) one so marked after a veto — unless `runVetoed=yes`, a runtime
+/// that claims to and does not. Before answering anything it reads, for up to 2 s, every
+/// frame already on fd 3 until a `deliver`, and logs their kinds: `before-answering …`.
 enum LegacyRuntimeApp {
     static let source = #"""
     #!/usr/bin/env python3
-    import os, select, struct, sys
+    import os, select, struct, sys, time
 
     bundle = os.environ["LAUNCHSERVICES_BUNDLE_PATH"]
     settings = dict(line.split("=", 1) for line in open(bundle + "/legacy-behavior").read().split() if "=" in line)
@@ -60,35 +66,58 @@ enum LegacyRuntimeApp {
     if "peekBeforeHello" in settings:
         ready, _, _ = select.select([fd], [], [], float(settings["peekBeforeHello"]))
         event("waiting-before-hello " + ("yes" if ready else "no"))
-    send(0x01, 0, [field(1, struct.pack(">Q", 1)), field(2, b"app"), field(3, os.environ["LAUNCHSERVICES_BUNDLE_ID"].encode())])
+    drops = settings.get("dropsVetoed") == "yes"
+    hello = [field(1, struct.pack(">Q", 1)), field(2, b"app"), field(3, os.environ["LAUNCHSERVICES_BUNDLE_ID"].encode())]
+    send(0x01, 0, hello + ([field(5, b"\x01")] if drops else []))
     expected = ["welcome", "willFinishLaunching", "didFinishLaunching"]
-    try:
-        while True:
-            kind, request_id, fields = next_frame()
-            if kind == 0x02:
-                name = "welcome"
-                event("welcome identity=%s" % fields[2].decode())
-            elif kind == 0x30:
-                name = fields[1].decode()
-                event("launchMethod %s id=%d url=%s annotation=%d" % (name, request_id, fields[2].decode(), len(fields.get(4, b""))))
-                accepted = settings.get("veto") != name
-                send(0x33, request_id, [field(1, b"\x01" if accepted else b"\x00")])
-            elif kind == 0x32:
-                name = "notify"
-                event("notify %s" % fields[1].decode())
-            elif kind == 0x31:
-                name = "deliver"
-                event("deliver id=%d url=%s" % (request_id, fields[2].decode()))
-                send(0x33, request_id, [field(1, b"\x01"), field(2, b"open")])
+    vetoed = False
+
+    def handle(kind, request_id, fields):
+        global vetoed
+        if kind == 0x02:
+            name = "welcome"
+            event("welcome identity=%s" % fields[2].decode())
+        elif kind == 0x30:
+            name = fields[1].decode()
+            event("launchMethod %s id=%d url=%s annotation=%d" % (name, request_id, fields[2].decode(), len(fields.get(4, b""))))
+            accepted = settings.get("veto") != name
+            vetoed = vetoed or not accepted
+            send(0x33, request_id, [field(1, b"\x01" if accepted else b"\x00")])
+        elif kind == 0x32:
+            name = "notify"
+            event("notify %s" % fields[1].decode())
+        elif kind == 0x31:
+            name = "deliver"
+            of_launch = fields.get(7) == b"\x01"
+            event("deliver id=%d url=%s" % (request_id, fields[2].decode()) + (" ofLaunch=%d" % of_launch if drops else ""))
+            if of_launch and vetoed and settings.get("runVetoed") != "yes":
+                event("dropped id=%d" % request_id)
             else:
-                name = "kind-%d" % kind
-                event("frame kind=%d id=%d" % (kind, request_id))
-            if expected:
-                if name != expected[0]:
-                    event("order-violation expected %s, got %s" % (expected[0], name))
-                expected.pop(0)
-            elif name not in ("notify", "deliver"):
-                event("order-violation %s after the launch methods" % name)
+                send(0x33, request_id, [field(1, b"\x01"), field(2, b"open")])
+        else:
+            name = "kind-%d" % kind
+            event("frame kind=%d id=%d" % (kind, request_id))
+        if expected:
+            if name != expected[0]:
+                event("order-violation expected %s, got %s" % (expected[0], name))
+            expected.pop(0)
+        elif name not in ("notify", "deliver"):
+            event("order-violation %s after the launch methods" % name)
+
+    try:
+        waiting = []
+        if drops:
+            limit = time.monotonic() + 2
+            while time.monotonic() < limit and not any(kind == 0x31 for kind, _, _ in waiting):
+                ready, _, _ = select.select([fd], [], [], max(0, limit - time.monotonic()))
+                if ready:
+                    waiting.append(next_frame())
+            names = {0x02: "welcome", 0x30: "launchMethod", 0x32: "notify", 0x31: "deliver"}
+            event("before-answering " + " ".join(names.get(kind, "kind-%d" % kind) for kind, _, _ in waiting))
+        for frame in waiting:
+            handle(*frame)
+        while True:
+            handle(*next_frame())
     except EOFError:
         event("connection-closed")
         sys.exit(0)
