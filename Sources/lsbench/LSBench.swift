@@ -117,13 +117,15 @@ struct LSBench: ParsableCommand {
     @Flag(help: "Internal: echo frames on fd 3 (the round-trip baseline's far end).")
     var echoChild = false
 
-    func run() throws {
+    mutating func run() throws {
         if echoChild { Echo.serve() }
         if let writeDesktopLayout { return try writeLayout(writeDesktopLayout) }
         if let writeRegistry { return try Self.writeRegistry(apps: try registrySizes[0], into: writeRegistry) }
         if let throughputChild { Throughput.child(socket: throughputChild, count: throughputOpens) }
         let work = try TemporaryFolder(prefix: "lsbench")
         defer { work.remove() }
+        // Installed copies, not the linker's files (InstalledCopies.swift).
+        binDir = try InstalledCopies.install(from: binDir, into: work.path + "/bin")
         if desktopOnly { return try runDesktopOnly(work: work.path) }
         if sessionBusOnly { return try runSessionBusOnly(work: work.path) }
         if registryOnly { return try runRegistryOnly(work: work.path) }
