@@ -88,7 +88,7 @@ struct CheckInDeliveryTests {
         #expect(names.last == "deliver id=5 url=early:later ofLaunch=0")
     }
 
-    @Test("a runtime that says it drops a vetoed delivery and answers it anyway: the caller still hears vetoed, the late answer changes nothing")
+    @Test("a runtime that says it drops a vetoed delivery and answers it anyway: the caller still hears vetoed, and the daemon, ignoring that answer, goes on serving the app")
     func answerAfterVetoIsIgnored() throws {
         let h = try daemon(settings: ["veto": "willFinishLaunching", "runVetoed": "yes"])
         defer { h.stop() }

@@ -102,6 +102,25 @@ extension LaunchStateMachineEventTests {
         #expect(m.frontmost == "a")
     }
 
+    @Test("opens queued behind the launch join the delivery written at the hello when the second answer is read, in order")
+    func queuedOpensFollowTheDeliveryWrittenAtCheckIn() {
+        var m = LaunchStateMachine(deadlines: Self.deadlines, maximumOpensInFlight: 4, prewritesLaunchMethods: true)
+        let r = request(100)
+        _ = m.open(r, app: "a", now: 0)
+        let queued = request(101, "x:2")
+        #expect(m.open(queued, app: "a", now: 10).isEmpty)
+        m.spawned(app: "a", pid: 42)
+        _ = m.checkedIn(app: "a", now: 100, dropsVetoedDelivery: true)
+        _ = m.phaseCompleted(app: "a", token: 2, accepted: true, now: 300)
+        #expect(m.phaseCompleted(app: "a", token: 3, accepted: true, now: 600) == [
+            .armDeadline(app: "a", phase: .openURL, token: 4, after: .seconds(3)),
+            .deliver(app: "a", token: 5, request: queued),
+        ])
+        #expect(m.apps["a"]?.opensInFlight == 2)
+        #expect(m.phaseCompleted(app: "a", token: 4, accepted: true, method: .open, now: 700).contains { if case .reply(100, _) = $0 { true } else { false } })
+        #expect(m.phaseCompleted(app: "a", token: 5, accepted: true, method: .open, now: 800).contains { if case .reply(101, _) = $0 { true } else { false } })
+    }
+
     @Test("only with the launch methods written at spawn: sent one by one, a runtime's claim changes nothing")
     func noDeliveryAtCheckInWithoutPrelude() {
         var m = machine(prewrites: false)

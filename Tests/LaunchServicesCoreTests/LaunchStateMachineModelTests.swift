@@ -12,7 +12,9 @@ import Testing
 /// - no second process is started for an app while its first still runs;
 /// - no caller is answered twice, and none but callers that asked;
 /// - every caller that stayed is answered exactly once, by the end;
-/// - after the stop, once every exit has come back, no app is left running.
+/// - after the stop, once every exit has come back, no app is left running;
+/// - a launch's delivery written at check-in is never waited for once a launch method said NO
+///   (the runtime drops it).
 @Suite("LaunchStateMachine: randomized event sequences against a model of the daemon")
 struct LaunchStateMachineModelTests {
     typealias Action = LaunchStateMachine.Action
@@ -89,7 +91,12 @@ struct LaunchStateMachineModelTests {
                         if preludes[pid] == nil { problems.append("step \(steps): a delivery at check-in to \(app), launched without its launch methods written") }
                         deliveriesAtCheckIn[pid] = token
                     }
-                case .armDeadline(let app, _, let token, _):
+                case .armDeadline(let app, let phase, let token, _):
+                    // The runtime drops a vetoed launch's delivery written at check-in: the
+                    // machine must never wait for its answer.
+                    if phase == .openURL, let pid = live[app], deliveriesAtCheckIn[pid] == token, vetoedLaunches.contains(pid) {
+                        problems.append("step \(steps): \(app) waits for the answer to its vetoed launch's delivery \(token), which the runtime dropped")
+                    }
                     pending.append(.deadline(app: app, token: token))
                 case .reply(let token, _):
                     if !issued.contains(token) { problems.append("step \(steps): a reply to \(token), which no caller asked under") }

@@ -75,6 +75,30 @@ final class TraceDelegate: ApplicationDelegate {
         #expect(application.currentDeliveryWarning == nil)
     }
 
+    @Test("after a NO from a launch method, the launch's own delivery (ofLaunch) is dropped unanswered; the launch's didBecomeActive and later deliveries still run",
+          arguments: [LaunchPhase.willFinishLaunching, .didFinishLaunching])
+    func vetoedLaunchDropsItsDelivery(vetoedIn: LaunchPhase) throws {
+        let delivery = Delivery(url: "x:secret", sourceApplication: "com.src")
+        delegate.answer = vetoedIn != .willFinishLaunching
+        _ = try application.handle(Envelope(id: 2, .launchMethod(.willFinishLaunching, delivery)))
+        delegate.answer = vetoedIn != .didFinishLaunching
+        _ = try application.handle(Envelope(id: 3, .launchMethod(.didFinishLaunching, delivery)))
+        delegate.answer = true
+        #expect(try application.handle(Envelope(id: 0, .notify(.didBecomeActive))) == nil)
+        #expect(try application.handle(Envelope(id: 4, .deliver(Delivery(url: "x:secret", sourceApplication: "com.src", ofLaunch: true)))) == nil)
+        #expect(try application.handle(Envelope(id: 5, .deliver(Delivery(url: "x:later", sourceApplication: "com.src")))) == .phaseResult(accepted: true, method: .open))
+        #expect(delegate.calls.dropFirst(2) == ["active active", "open x:later com.src warning=nil"])
+    }
+
+    @Test("with both launch methods YES, the launch's own delivery runs like any other")
+    func acceptedLaunchRunsItsDelivery() throws {
+        let delivery = Delivery(url: "x:hi", sourceApplication: "com.src")
+        _ = try application.handle(Envelope(id: 2, .launchMethod(.willFinishLaunching, delivery)))
+        _ = try application.handle(Envelope(id: 3, .launchMethod(.didFinishLaunching, delivery)))
+        #expect(try application.handle(Envelope(id: 4, .deliver(Delivery(url: "x:hi", sourceApplication: "com.src", ofLaunch: true)))) == .phaseResult(accepted: true, method: .open))
+        #expect(delegate.calls.last == "open x:hi com.src warning=nil")
+    }
+
     @Test func deliverToAnAppWithNoURLMethodAnswersNone() throws {
         final class Bare: ApplicationDelegate {}
         let bare = Bare()

@@ -289,7 +289,8 @@ final class ActionExecutor {
     }
 
     /// The welcome and both launch methods, written before the app's hello. Nothing else is
-    /// written to the app before it has answered both, so the order on the connection is the
+    /// written to the app before its hello (then, to a runtime that drops a vetoed launch's
+    /// delivery, `didBecomeActive` and that delivery), so the order on the connection is the
     /// protocol's.
     private func preludeEnvelopes(_ prelude: LaunchStateMachine.LaunchPrelude, to app: String) -> [Envelope] {
         let delivery = Delivery(prelude.request)
