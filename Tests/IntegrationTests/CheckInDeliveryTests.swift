@@ -12,17 +12,7 @@ import Testing
 @Suite("The launch's delivery written at the hello")
 struct CheckInDeliveryTests {
     private func daemon(prewrite: Bool = true, settings: [String: String] = [:]) throws -> DaemonHarness {
-        let h = try DaemonHarness(apps: [], config: "{\"prewriteLaunchMethods\": \(prewrite)}")
-        do {
-            try LegacyRuntimeApp.install(in: h.appsFolder, name: "early", id: "test.early", scheme: "early",
-                                         settings: settings.merging(["log": h.eventLog, "dropsVetoed": "yes"]) { $1 })
-            let rescan = try h.run("lsctl", ["rescan"])
-            guard rescan.status == 0 else { throw HarnessError("lsctl rescan: \(rescan.stdout) \(rescan.stderr)") }
-        } catch {
-            h.stop()
-            throw error
-        }
-        return h
+        try LegacyRuntimeApp.daemon(name: "early", id: "test.early", scheme: "early", prewrite: prewrite, settings: settings.merging(["dropsVetoed": "yes"]) { $1 })
     }
 
     private func open(_ h: DaemonHarness, _ url: String) throws -> OpenOutcome {
@@ -32,8 +22,7 @@ struct CheckInDeliveryTests {
     }
 
     private func events(_ h: DaemonHarness, until last: String) throws -> [String] {
-        try h.eventually("the app logs \(last)") { h.eventNames().contains { $0.hasPrefix(last) } }
-        return h.eventNames()
+        try LegacyRuntimeApp.events(h, until: last)
     }
 
     @Test("after its hello, before answering anything, the app finds the launch methods, didBecomeActive and the delivery marked ofLaunch; four timings")

@@ -14,17 +14,7 @@ struct LegacyRuntimeTests {
     /// A daemon with the legacy app registered for `legacy:`, launch methods written at
     /// spawn or not.
     private func daemon(prewrite: Bool, settings: [String: String] = [:]) throws -> DaemonHarness {
-        let h = try DaemonHarness(apps: [], config: "{\"prewriteLaunchMethods\": \(prewrite)}")
-        do {
-            try LegacyRuntimeApp.install(in: h.appsFolder, name: "legacy", id: "test.legacy", scheme: "legacy",
-                                         settings: settings.merging(["log": h.eventLog]) { $1 })
-            let rescan = try h.run("lsctl", ["rescan"])
-            guard rescan.status == 0 else { throw HarnessError("lsctl rescan: \(rescan.stdout) \(rescan.stderr)") }
-        } catch {
-            h.stop()
-            throw error
-        }
-        return h
+        try LegacyRuntimeApp.daemon(name: "legacy", id: "test.legacy", scheme: "legacy", prewrite: prewrite, settings: settings)
     }
 
     private func open(_ h: DaemonHarness, _ url: String, annotation: PropertyListValue? = nil) throws -> OpenOutcome {
@@ -33,10 +23,8 @@ struct LegacyRuntimeTests {
         return try client.open(url, annotation: annotation, timeout: .seconds(30))
     }
 
-    /// The legacy app's log lines without their pid, once `last` has been logged.
     private func events(_ h: DaemonHarness, until last: String) throws -> [String] {
-        try h.eventually("the legacy app logs \(last)") { h.eventNames().contains { $0.hasPrefix(last) } }
-        return h.eventNames()
+        try LegacyRuntimeApp.events(h, until: last)
     }
 
     @Test("cold-opens: the frames in §5.2's order, read one at a time after the hello; four timings in order", arguments: bothModes)

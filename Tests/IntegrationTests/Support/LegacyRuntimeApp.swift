@@ -123,6 +123,27 @@ enum LegacyRuntimeApp {
         sys.exit(0)
     """#
 
+    /// A daemon (launch methods written at spawn or not) with this program registered as
+    /// `NAME.app` for `id` and `scheme`, its log the harness's event log.
+    static func daemon(name: String, id: String, scheme: String, prewrite: Bool, settings: [String: String]) throws -> DaemonHarness {
+        let h = try DaemonHarness(apps: [], config: "{\"prewriteLaunchMethods\": \(prewrite)}")
+        do {
+            try install(in: h.appsFolder, name: name, id: id, scheme: scheme, settings: settings.merging(["log": h.eventLog]) { $1 })
+            let rescan = try h.run("lsctl", ["rescan"])
+            guard rescan.status == 0 else { throw HarnessError("lsctl rescan: \(rescan.stdout) \(rescan.stderr)") }
+        } catch {
+            h.stop()
+            throw error
+        }
+        return h
+    }
+
+    /// The app's log lines without their pid, once one starting with `last` has been logged.
+    static func events(_ h: DaemonHarness, until last: String) throws -> [String] {
+        try h.eventually("the app logs \(last)") { h.eventNames().contains { $0.hasPrefix(last) } }
+        return h.eventNames()
+    }
+
     /// Writes a bundle `NAME.app` for `id`, declaring `scheme`, whose executable is this program.
     static func install(in appsFolder: String, name: String, id: String, scheme: String, settings: [String: String]) throws {
         let bundle = appsFolder + "/" + name + ".app"
