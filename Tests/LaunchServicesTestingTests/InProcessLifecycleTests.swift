@@ -58,17 +58,25 @@ extension InProcessLifecycleTests {
         #expect(daemon.state(of: "com.example.notes") == .active)
     }
 
-    @Test("NO from willFinishLaunching: vetoed naming that phase; the app still finishes launching and gets no URL")
-    func vetoedLaunch() throws {
+    @Test("NO from a launch method: vetoed naming that phase; the app still finishes launching and gets no URL, whether its runtime drops the delivery written at the hello or is earlier and gets none",
+          arguments: [LaunchPhase.willFinishLaunching, .didFinishLaunching], [true, false])
+    func vetoedLaunch(phase: LaunchPhase, dropsVetoedLaunchDelivery: Bool) throws {
         let daemon = InProcessDaemon(apps: [Self.notes])
-        daemon.behave("com.example.notes") { $0.willFinishLaunching = .veto }
+        daemon.behave("com.example.notes") {
+            if phase == .willFinishLaunching { $0.willFinishLaunching = .veto } else { $0.didFinishLaunching = .veto }
+            $0.dropsVetoedLaunchDelivery = dropsVetoedLaunchDelivery
+        }
         let outcome = try #require(daemon.connect().open("notes://x"))
         #expect(outcome.error?.code == .vetoed)
-        #expect(outcome.error?.phase == .willFinishLaunching)
+        #expect(outcome.error?.phase == phase)
         let app = try #require(daemon.app("com.example.notes"))
         #expect(app.deliveredURLs.isEmpty)
         #expect(app.events.contains(.launchMethod(.didFinishLaunching, url: "notes://x")))
+        #expect(app.events.contains(.notified(.didBecomeActive)))
         #expect(daemon.state(of: "com.example.notes") == .active)
+        // A later open arrives after anything sent before it.
+        #expect(try #require(daemon.connect().open("notes://later")).opened)
+        #expect(app.deliveredURLs == ["notes://later"])
     }
 
     @Test("an app hung in willFinishLaunching: the caller hears timeout at the 5 s deadline and the app is killed")

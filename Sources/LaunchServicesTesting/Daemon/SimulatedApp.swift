@@ -37,6 +37,10 @@ public struct SimulatedBehaviour: Sendable, Equatable {
     public var exitsWhenDisconnected = true
     /// Set to make the launch itself fail with this text (a missing executable, say).
     public var launchFailure: String?
+    /// Whether its hello says it drops the launch's delivery after a NO, as the runtime does
+    /// since 0.4 (the daemon then writes that delivery at the hello); false stands for an app
+    /// on an earlier runtime.
+    public var dropsVetoedLaunchDelivery = true
 
     public init() {}
 }
@@ -118,7 +122,8 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
             // A process says hello some time after it was started, never within the spawn.
             self.loop.execute {
                 guard self.behaviour.checksIn else { return }
-                self.write(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .app, program: self.bundleID, bundlePath: nil)))
+                self.write(Envelope(id: 0, .hello(version: Frame.protocolVersion, role: .app, program: self.bundleID, bundlePath: nil,
+                                                  dropsVetoedLaunchDelivery: self.behaviour.dropsVetoedLaunchDelivery)))
                 self.saidHello = true
             }
             return channel
@@ -166,12 +171,20 @@ public final class SimulatedApp: LaunchedProcess, @unchecked Sendable {
         return handled
     }
 
+    /// A launch method answered NO (see `answer`).
+    private var launchVetoed = false
+
     private func answer(_ envelope: Envelope) {
         switch envelope.message {
         case .launchMethod(let phase, let delivery):
             events.append(.launchMethod(phase, url: delivery.url))
-            respond(phase == .willFinishLaunching ? behaviour.willFinishLaunching : behaviour.didFinishLaunching, id: envelope.id, method: nil)
+            let answer = phase == .willFinishLaunching ? behaviour.willFinishLaunching : behaviour.didFinishLaunching
+            if answer == .veto { launchVetoed = true }
+            respond(answer, id: envelope.id, method: nil)
         case .deliver(let delivery):
+            // As the runtime does: the launch's delivery, written at the hello, is dropped
+            // after a NO from a launch method.
+            if delivery.ofLaunch && launchVetoed { return }
             events.append(.delivered(url: delivery.url, sourceApplication: delivery.sourceApplication))
             let answer = behaviour.openByURL[delivery.url] ?? behaviour.open
             guard behaviour.openDelay > .zero else {
