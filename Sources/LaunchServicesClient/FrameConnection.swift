@@ -5,7 +5,8 @@ import CLaunchServicesShim
 import LaunchServicesProtocol
 
 /// A blocking, framed connection over a Unix socket, for programs that must start fast:
-/// plain POSIX calls and `poll` deadlines, no event loop, no Foundation.
+/// plain POSIX calls, a blocking read with the kernel's receive timeout as its deadline, no
+/// event loop, no Foundation.
 ///
 /// Reads are buffered: everything `read` returns is kept, and `receive` always serves a
 /// complete buffered frame before it waits for more bytes (a reader that blocks while a
@@ -18,12 +19,25 @@ public final class FrameConnection {
     private var closed = false
     /// One fixed read buffer per connection: no per-read allocation.
     private let readChunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 8)
+    /// Whether reads on the descriptor block (asked once). Then `receive` waits in the read
+    /// itself, its deadline the kernel's receive timeout (`SO_RCVTIMEO`): one call per answer
+    /// where a `poll` and a `read` took two, on every caller's wake-up.
+    private lazy var readsBlock: Bool = (fcntl(fd, F_GETFL) & O_NONBLOCK) == 0
+    /// The receive timeout set on the descriptor, in nanoseconds; nil while reads may block
+    /// without limit.
+    private var receiveTimeout: Int64?
 
     /// Adopts a connected descriptor (the app's fd 3, or a socket from `connect`).
     public init(fd: Int32, maximumFrameLength: Int = Frame.maximumLengthFromDaemon) {
         self.fd = fd
         self.maximumFrameLength = maximumFrameLength
         buffer.reserveCapacity(4096)
+    }
+
+    /// A socket this type made itself, blocking: nothing to ask.
+    private convenience init(blockingSocket fd: Int32) {
+        self.init(fd: fd)
+        readsBlock = true
     }
 
     deinit {
@@ -63,7 +77,7 @@ public final class FrameConnection {
             Glibc.close(fd)
             throw .daemonUnreachable(path: path, reason: "the process serving it (pid \(peer.pid)) runs as uid \(peer.uid), not as you (uid \(getuid())); refusing to talk to it")
         }
-        return FrameConnection(fd: fd)
+        return FrameConnection(blockingSocket: fd)
     }
 
     public func close() {
@@ -98,11 +112,17 @@ public final class FrameConnection {
         while true {
             if let envelope = try bufferedEnvelope() { return envelope }
             var timeoutMs: Int32 = -1
+            var left: Int64?
             if let deadline {
-                let left = deadline - .now
-                if left <= .zero { throw .timedOut(waitingFor: what(), after: .zero) }
-                let (s, atto) = left.components
-                timeoutMs = Int32(clamping: s * 1000 + atto / 1_000_000_000_000_000 + 1)
+                let (s, atto) = (deadline - .now).components
+                left = s &* 1_000_000_000 &+ atto / 1_000_000_000
+                if left! <= 0 { throw .timedOut(waitingFor: what(), after: .zero) }
+                timeoutMs = Int32(clamping: left! / 1_000_000 + 1)
+            }
+            if readsBlock, try limitReads(to: left) {
+                // A timeout comes back as EAGAIN, and the loop looks at the deadline again.
+                try fill(waitingFor: what())
+                continue
             }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&pfd, 1, timeoutMs)
@@ -130,6 +150,11 @@ public final class FrameConnection {
                     if errno == EINTR { continue }
                     throw .system(call: "poll", errno: errno)
                 }
+            }
+            // A deadline's receive timeout, left by `receive`, would end this wait early.
+            if blocks, receiveTimeout != nil, try !limitReads(to: nil) {
+                blocks = false
+                continue
             }
             if consumed > 0 && consumed > buffer.count / 2 {
                 buffer.removeFirst(consumed)
@@ -191,6 +216,37 @@ public final class FrameConnection {
         case incomplete
         case failed(WireError)
         case decoded(Envelope)
+    }
+
+    /// Makes a blocking read end by `left` nanoseconds from now (nil: no limit), setting
+    /// `SO_RCVTIMEO` only when the timeout set already would not do: it may end up to 1/64 of
+    /// `left` plus 1 ms late, and must not end before half of it. A caller's next request has
+    /// a deadline close to the last one's, so one setting serves every request of a
+    /// connection. (Plain integers: `Duration`'s arithmetic is 128-bit, and this runs on every
+    /// answer.) False when the descriptor takes no receive timeout (not a socket): it is
+    /// polled then.
+    private func limitReads(to left: Int64?) throws(ClientError) -> Bool {
+        if let left, let set = receiveTimeout, set <= left + left / 64 + 1_000_000, set >= left / 2 { return true }
+        if left == nil, receiveTimeout == nil { return true }
+        var value = timeval()
+        if let left {
+            value.tv_sec = Int(left / 1_000_000_000)
+            // Rounded up, and never 0, which would mean no limit.
+            value.tv_usec = Int(left % 1_000_000_000 / 1_000) + 1
+            if value.tv_usec >= 1_000_000 {
+                value.tv_sec += 1
+                value.tv_usec -= 1_000_000
+            }
+        }
+        guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
+            if errno == ENOTSOCK || errno == ENOPROTOOPT {
+                readsBlock = false
+                return false
+            }
+            throw .system(call: "setsockopt SO_RCVTIMEO", errno: errno)
+        }
+        receiveTimeout = left
+        return true
     }
 
     private func fill(waitingFor what: @autoclosure () -> String) throws(ClientError) {
