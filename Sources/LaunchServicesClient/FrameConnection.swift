@@ -111,13 +111,11 @@ public final class FrameConnection {
     public func receive(waitingFor what: @autoclosure () -> String, deadline: ContinuousClock.Instant?) throws(ClientError) -> Envelope {
         while true {
             if let envelope = try bufferedEnvelope() { return envelope }
-            var timeoutMs: Int32 = -1
             var left: Int64?
             if let deadline {
                 let (s, atto) = (deadline - .now).components
                 left = s &* 1_000_000_000 &+ atto / 1_000_000_000
                 if left! <= 0 { throw .timedOut(waitingFor: what(), after: .zero) }
-                timeoutMs = Int32(clamping: left! / 1_000_000 + 1)
             }
             if readsBlock, try limitReads(to: left) {
                 // A timeout comes back as EAGAIN, and the loop looks at the deadline again.
@@ -125,7 +123,7 @@ public final class FrameConnection {
                 continue
             }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, timeoutMs)
+            let ready = poll(&pfd, 1, left.map { Int32(clamping: $0 / 1_000_000 + 1) } ?? -1)
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw .system(call: "poll", errno: errno)

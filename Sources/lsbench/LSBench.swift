@@ -261,6 +261,8 @@ struct LSBench: ParsableCommand {
         var daemonCPU: [ThreadCPU] = [], appCPU: [ThreadCPU] = []
         try terminateApp(client: client)
         for i in 0..<cold {
+            // The same idle before every sample, so each starts from a CPU in the same state
+            // (a pause in the bench's own process; nothing waits on it).
             if let floor {
                 usleep(coldPause)
                 floorSamples.append(try ChildProcess.timedRun(floor, []))

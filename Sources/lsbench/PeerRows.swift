@@ -61,9 +61,7 @@ extension LSBench {
     /// against it (a ratio above 1 means more opens per second than calls per second).
     func peerThroughputRows(_ report: Report, peers: DBusPeers, bus: DBusPeers.Bus, ours: [Int: Row]) throws {
         for clients in throughputClients {
-            let result = try Throughput.run(clients: clients, count: throughputOpens, work: peers.work, label: bus.name, environment: bus.environment) {
-                [peers.peerBinDir + "/dbus_echo_client", String(throughputOpens), "10", "sync"]
-            }
+            let result = try peerCalls(clients: clients, peers: peers, bus: bus, label: bus.name)
             let peer = report.add(Row(name: "D-Bus calls/s via \(bus.name), \(clients) client process\(clients == 1 ? "" : "es") (peer)", count: result.opens,
                                       value: .throughput(perSecond: Double(result.opens) / result.seconds, p99: Row.percentile99(result.samples.sorted()))))
             if let row = ours[clients] {
@@ -91,9 +89,9 @@ extension LSBench {
         var mine: [Throughput.Result] = [], theirs: [Throughput.Result] = []
         for round in 0..<alternatingRounds {
             let peerFirst = round % 2 == 1
-            if peerFirst { theirs.append(try peerOneClient(peers: peers, bus: bus)) }
+            if peerFirst { theirs.append(try peerCalls(clients: 1, peers: peers, bus: bus, label: bus.name + "-alternating")) }
             mine.append(try checkedThroughput(clients: 1, socket: ours.socket, work: ours.work, appLog: ours.appLog))
-            if !peerFirst { theirs.append(try peerOneClient(peers: peers, bus: bus)) }
+            if !peerFirst { theirs.append(try peerCalls(clients: 1, peers: peers, bus: bus, label: bus.name + "-alternating")) }
         }
         func row(_ name: String, _ results: [Throughput.Result]) -> Row {
             let opens = results.reduce(0) { $0 + $1.opens }
@@ -104,9 +102,10 @@ extension LSBench {
         report.add(row("1 client alternated: opens/s vs calls/s via \(bus.name)", mine).against(peer))
     }
 
-    /// One `dbus_echo_client` making `throughputOpens` calls, as `peerThroughputRows` runs it.
-    func peerOneClient(peers: DBusPeers, bus: DBusPeers.Bus) throws -> Throughput.Result {
-        try Throughput.run(clients: 1, count: throughputOpens, work: peers.work, label: bus.name + "-alternating", environment: bus.environment) {
+    /// `clients` `dbus_echo_client` processes (their `sync` mode), each making `throughputOpens`
+    /// calls through `bus`, started together as the throughput rows' clients are.
+    func peerCalls(clients: Int, peers: DBusPeers, bus: DBusPeers.Bus, label: String) throws -> Throughput.Result {
+        try Throughput.run(clients: clients, count: throughputOpens, work: peers.work, label: label, environment: bus.environment) {
             [peers.peerBinDir + "/dbus_echo_client", String(throughputOpens), "10", "sync"]
         }
     }
