@@ -2,6 +2,7 @@
 #include "shim.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -17,6 +18,10 @@
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
+
+int ls_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}
 
 int ls_peer_credentials(int fd, struct ls_ucred *out) {
     struct ucred cred;

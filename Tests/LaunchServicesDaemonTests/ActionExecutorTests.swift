@@ -15,7 +15,7 @@ struct ActionExecutorTests {
     /// A launcher whose launches all fail, recording which apps it was asked for.
     final class RefusingLauncher: AppLaunching {
         let asked = Mutex<[String]>([])
-        func launch(_ bundle: AppBundle) throws(AppLauncher.SpawnError) -> any LaunchedProcess {
+        func launch(_ bundle: AppBundle, connection: PreparedAppConnection?) throws(AppLauncher.SpawnError) -> any LaunchedProcess {
             asked.withLock { $0.append(bundle.id) }
             throw AppLauncher.SpawnError(description: "\(bundle.id): refused by the test")
         }

@@ -63,6 +63,10 @@ int ls_pidfd_send_signal(int pidfd, int sig);
  * with errno. */
 int ls_wake_fd(void);
 
+/* pipe2(2) with O_CLOEXEC: both ends made close-on-exec in the call (glibc declares pipe2
+ * only under _GNU_SOURCE). Returns 0, or -1 with errno set. */
+int ls_pipe_cloexec(int fds[2]);
+
 /* Names the calling thread (PR_SET_NAME: at most 15 bytes are kept), as ps and gdb show it.
  * 0, or -1 with errno. */
 int ls_name_thread(const char *name);

@@ -40,6 +40,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// Given by the testing kit, whose channels have no socket to ask.
     private let givenPeer: PeerCredentials?
     private var connection: ClientConnection?
+    /// The daemon was told of this connection (`opened`), whether or not it took it.
+    private var hasOpened = false
     private var frames: FrameReader
     /// Frames are being handed on (`readFrames`): bytes read meanwhile (a re-entrant read)
     /// wait behind them, and the loop already running splits them.
@@ -55,10 +57,23 @@ final class ConnectionHandler: ChannelInboundHandler {
         frames = FrameReader(maximumLength: maximumFrameLength)
     }
 
+    /// A channel made ahead of its launch (`PreparedAppConnection`) is active before this
+    /// handler is added to it, and tells it no more: the connection opens now.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { opened(context) }
+    }
+
     func channelActive(context: ChannelHandlerContext) {
+        opened(context)
+        context.fireChannelActive()
+    }
+
+    /// Once per handler, whichever of `handlerAdded` and `channelActive` sees the channel active first.
+    private func opened(_ context: ChannelHandlerContext) {
+        guard !hasOpened else { return }
+        hasOpened = true
         let peer = kind == .socket ? givenPeer ?? Self.peerCredentials(context.channel) : nil
         connection = events.connectionOpened(channel: context.channel, kind: kind, peer: peer)
-        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

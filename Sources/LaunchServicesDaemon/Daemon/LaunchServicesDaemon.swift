@@ -94,7 +94,11 @@ public final class LaunchServicesDaemon: Sendable {
 
     /// Binds the socket (owner-only), or adopts the socket-activated one, and starts serving.
     public func bind() async throws {
-        try await loop.submit { [rooms] in rooms.value.supervisor.startReapingAdopted() }.get()
+        try await loop.submit { [rooms] in
+            rooms.value.supervisor.startReapingAdopted()
+            // The first launch's connection, made before anyone asks for one.
+            rooms.value.supervisor.prepareConnection(after: .zero)
+        }.get()
         let rooms = rooms
         let channel = try await SocketListener.serve(
             path: socketPath, activated: activatedSocket, loop: loop, logger: logger,

@@ -26,8 +26,17 @@ extension LaunchedProcess {
     package func prewrite(_ bytes: [UInt8]) -> Int { 0 }
 }
 
-/// Starts apps. The daemon uses `AppLauncher` (posix_spawn with a socketpair as fd 3);
+/// Starts apps. The daemon uses `AppLauncher` (a spawn with a socketpair as fd 3);
 /// in-process tests use a launcher whose apps live in memory.
 package protocol AppLaunching: Sendable {
-    func launch(_ bundle: AppBundle) throws(AppLauncher.SpawnError) -> any LaunchedProcess
+    /// Launches `bundle`, on `connection` when one was made ahead by `prepareConnection`
+    /// (discarded if the launch fails).
+    func launch(_ bundle: AppBundle, connection: PreparedAppConnection?) throws(AppLauncher.SpawnError) -> any LaunchedProcess
+    /// Makes, ahead of a launch, the connection it will use; nil when this launcher's apps
+    /// need none (their connections are made at launch).
+    func prepareConnection(on loop: EventLoop) -> EventLoopFuture<PreparedAppConnection>?
+}
+
+extension AppLaunching {
+    package func prepareConnection(on loop: EventLoop) -> EventLoopFuture<PreparedAppConnection>? { nil }
 }

@@ -1,3 +1,4 @@
+import CLaunchServicesShim
 import Foundation
 import LaunchServicesSystemd
 import Synchronization
@@ -56,9 +57,7 @@ public enum AppOutput: Sendable, Equatable {
         case .files(let folder, let maximumBytes):
             guard AppLogFile.isSafeName(bundleID) else { return nil }
             var fds: [Int32] = [-1, -1]
-            // Every spawn closes what it does not hand on, so the moment before FD_CLOEXEC is harmless.
-            guard pipe(&fds) == 0 else { return nil }
-            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            guard ls_pipe_cloexec(&fds) == 0 else { return nil }
             // Room for what an app prints while its drain rests (`AppLogDrain.rest`); Linux
             // lets an unprivileged process ask for up to 1 MiB. Pages are taken only as filled.
             _ = fcntl(fds[0], 1031 /* F_SETPIPE_SZ */, AppLogDrain.pipeBytes)
@@ -194,7 +193,8 @@ final class AppLogDrain: AppWatched {
         self.readEnd = readEnd
         self.restNanoseconds = rest
         let file = AppLogFile(path: path, maximumBytes: maximumBytes)
-        _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
+        // A pipe's read end has no status flags but its access mode, which F_SETFL ignores.
+        _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
         state = Mutex(State(file: file, buffer: .allocate(byteCount: min(64 * 1024, max(file.maximumBytes, 512)), alignment: 1)))
     }
 

@@ -10,18 +10,22 @@ public final class AppProcess: LaunchedProcess, Sendable {
     public let bundleID: String
     public let pid: Int32
     let pidfd: Int32
-    /// The daemon's end of the socketpair, until NIO adopts it (-1 for an app started by
-    /// hand, which connected to the socket instead).
+    /// The daemon's end of the socketpair (-1 for an app started by hand, which connected
+    /// to the socket instead).
     let channelFD: Int32
     /// The drain of the app's output pipe (log files), finished when the app exits.
     let output: AppLogDrain?
+    /// The channel already made for `channelFD` when the launch used a prepared connection;
+    /// nil: `connect` adopts the descriptor.
+    private let prepared: Channel?
 
-    init(bundleID: String, pid: Int32, pidfd: Int32, channelFD: Int32 = -1, output: AppLogDrain? = nil) {
+    init(bundleID: String, pid: Int32, pidfd: Int32, channelFD: Int32 = -1, output: AppLogDrain? = nil, prepared: Channel? = nil) {
         self.bundleID = bundleID
         self.output = output
         self.pid = pid
         self.pidfd = pidfd
         self.channelFD = channelFD
+        self.prepared = prepared
     }
 
     /// Calls `onExit` once, on the app watch thread, when the process has exited and been
@@ -50,23 +54,27 @@ public final class AppProcess: LaunchedProcess, Sendable {
         _ = ls_pidfd_send_signal(pidfd, sig)
     }
 
-    /// Writes into the daemon's end of the socket pair before NIO adopts it (which makes it
-    /// non-blocking anyway): the prelude goes in with one `send`, not through the channel's
-    /// pipeline and a flush.
+    /// Writes into the daemon's end of the socket pair before its channel has written
+    /// anything: the prelude goes in with one `send`, not through the channel's pipeline and
+    /// a flush. MSG_DONTWAIT: never blocks, whether or not NIO has made the socket
+    /// non-blocking yet.
     package func prewrite(_ bytes: [UInt8]) -> Int {
         guard channelFD >= 0, !bytes.isEmpty else { return 0 }
-        _ = fcntl(channelFD, F_SETFL, fcntl(channelFD, F_GETFL) | O_NONBLOCK)
         while true {
             // MSG_NOSIGNAL: an app already gone is a short write here, never a SIGPIPE.
-            let n = bytes.withUnsafeBytes { send(channelFD, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes { send(channelFD, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             if n < 0 && errno == EINTR { continue }
             return max(n, 0)
         }
     }
 
-    /// Adopts the daemon's end of the socketpair into a NIO channel on `loop`.
+    /// The daemon's channel to the app on `loop`: the prepared one with its pipeline built
+    /// now, or the daemon's end of the socketpair adopted into a new one.
     package func connect(on loop: EventLoop, initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Channel> {
-        ClientBootstrap(group: loop).channelInitializer(initialize).withConnectedSocket(channelFD)
+        if let prepared {
+            return initialize(prepared).map { prepared }
+        }
+        return ClientBootstrap(group: loop).channelInitializer(initialize).withConnectedSocket(channelFD)
     }
 }
 
@@ -105,24 +113,42 @@ public struct AppLauncher: AppLaunching {
     /// `Application.main`. Linux counts the spawning *thread* as the parent: the daemon
     /// calls this on its event loop thread, which ends only after shutdown has waited for
     /// (or killed) every app.
-    package func launch(_ bundle: AppBundle) throws(SpawnError) -> any LaunchedProcess {
-        try spawn(bundle)
+    package func launch(_ bundle: AppBundle, connection: PreparedAppConnection?) throws(SpawnError) -> any LaunchedProcess {
+        try spawn(bundle, connection: connection)
+    }
+
+    package func prepareConnection(on loop: EventLoop) -> EventLoopFuture<PreparedAppConnection>? {
+        PreparedAppConnection.make(on: loop)
     }
 
     public func spawn(_ bundle: AppBundle) throws(SpawnError) -> AppProcess {
+        try spawn(bundle, connection: nil)
+    }
+
+    /// `spawn`, with the app's connection `connection` when one was prepared (on a failure
+    /// it is discarded), else a socketpair made now.
+    func spawn(_ bundle: AppBundle, connection: PreparedAppConnection?) throws(SpawnError) -> AppProcess {
         // Checked again at each launch: the file may have been replaced since registration
         // (by a symbolic link out of the bundle, say).
         do {
             try BundlePath.checkExecutable(of: bundle)
         } catch {
+            connection?.discard()
             throw SpawnError(description: error.description)
         }
-        var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw SpawnError(description: "socketpair failed: \(String(cString: strerror(errno)))")
+        let daemonEnd: Int32
+        let appEnd: Int32
+        if let connection {
+            daemonEnd = connection.daemonFD
+            appEnd = connection.takeAppEnd()
+        } else {
+            var fds: [Int32] = [-1, -1]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+                throw SpawnError(description: "socketpair failed: \(String(cString: strerror(errno)))")
+            }
+            daemonEnd = fds[0]
+            appEnd = fds[1]
         }
-        let daemonEnd = fds[0]
-        let appEnd = fds[1]
         let path = bundle.executablePath
         let own = [
             "LAUNCHSERVICES_APP_FD=3",
@@ -142,10 +168,10 @@ public struct AppLauncher: AppLaunching {
         close(appEnd)
         let drain = prepared?.spawned(rc == 0)
         guard rc == 0 else {
-            close(daemonEnd)
+            if let connection { connection.discard() } else { close(daemonEnd) }
             throw SpawnError(description: "\(path): \(String(cString: strerror(rc)))")
         }
-        return AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd, channelFD: daemonEnd, output: drain)
+        return AppProcess(bundleID: bundle.id, pid: pid, pidfd: pidfd, channelFD: daemonEnd, output: drain, prepared: connection?.channel)
     }
 }
 

@@ -26,6 +26,15 @@ final class ProcessSupervisor {
     private(set) var hasSpawned = false
     /// Called on the loop when a current process has exited, after it was forgotten.
     var exited: (any SupervisedProcess, ExitStatus) -> Void = { _, _ in }
+    /// The connection the next launch uses, made while nothing was launching; at most one.
+    private(set) var prepared: PreparedAppConnection?
+    /// A connection is being made, or is due (`prepareConnection`).
+    private var preparing = false
+    /// Stopping, or the launcher makes no connections ahead: none is made.
+    private var preparesNone = false
+    /// How long after a launch the next connection is made: after the app's own start, on
+    /// a machine with fewer CPUs than runnable processes, rather than during it.
+    static let preparationDelay: TimeAmount = .milliseconds(10)
 
     init(loop: EventLoop, launcher: any AppLaunching, logger: Logger) {
         self.loop = loop
@@ -41,12 +50,40 @@ final class ProcessSupervisor {
     /// Whether the daemon runs a process for `app`.
     func isRunning(_ app: String) -> Bool { processes[app] != nil }
 
-    /// Launches `bundle` and watches it. The caller adopts its connection.
+    /// Launches `bundle` and watches it. The caller adopts its connection (`connect`), on
+    /// the connection prepared ahead when there is one; the next is made shortly after.
     func launch(_ bundle: AppBundle) throws(AppLauncher.SpawnError) -> any LaunchedProcess {
-        let process = try launcher.launch(bundle)
+        let connection = prepared
+        prepared = nil
+        defer { prepareConnection(after: Self.preparationDelay) }
+        let process = try launcher.launch(bundle, connection: connection)
         hasSpawned = true
         track(process)
         return process
+    }
+
+    /// Makes the connection the next launch will use, `delay` from now, unless one is ready
+    /// or on its way. A connection that cannot be made now (descriptors run out) is tried
+    /// again at the next launch, which makes its own meanwhile.
+    func prepareConnection(after delay: TimeAmount) {
+        guard prepared == nil, !preparing, !preparesNone else { return }
+        preparing = true
+        loop.assumeIsolated().scheduleTask(in: delay) { [self] in
+            guard !preparesNone, let making = launcher.prepareConnection(on: loop) else {
+                preparing = false
+                preparesNone = true
+                return
+            }
+            making.assumeIsolated().whenComplete { [self] result in
+                preparing = false
+                guard case .success(let connection) = result else { return }
+                if preparesNone || prepared != nil {
+                    connection.discard()
+                } else {
+                    prepared = connection
+                }
+            }
+        }
     }
 
     /// Watches a process the daemon did not start (an app checked in by hand).
@@ -94,6 +131,9 @@ final class ProcessSupervisor {
 
     /// Asks the processes apps let go to end (killed by `endAdopted` after the grace period).
     func beginStopping() {
+        preparesNone = true
+        prepared?.discard()
+        prepared = nil
         reaper?.cancel()
         guard adopting else { return }
         _ = AdoptedProcesses.signalAll(SIGTERM) { self.appByPID[$0] != nil }

@@ -20,7 +20,8 @@ final class SimulatedLauncher: AppLaunching, @unchecked Sendable {
         self.loop = loop
     }
 
-    package func launch(_ bundle: AppBundle) throws(AppLauncher.SpawnError) -> any LaunchedProcess {
+    /// Never given a connection: it prepares none (`prepareConnection` is nil).
+    package func launch(_ bundle: AppBundle, connection: PreparedAppConnection?) throws(AppLauncher.SpawnError) -> any LaunchedProcess {
         let behaviour = behaviours[bundle.id] ?? SimulatedBehaviour()
         if var once = failures[bundle.id], !once.isEmpty {
             let failure = once.removeFirst()

@@ -1,0 +1,131 @@
+import Foundation
+import LaunchServicesCore
+import LaunchServicesProtocol
+@testable import LaunchServicesDaemon
+import Logging
+import NIOCore
+import NIOEmbedded
+import NIOPosix
+import Synchronization
+import Testing
+
+/// The app's connection made ahead of its launch (`PreparedAppConnection`): its handler is
+/// added to a channel already active, and the supervisor keeps one ready for the next launch.
+@Suite("A connection prepared ahead of its launch")
+struct PreparedAppConnectionTests {
+    /// Counts what the handler tells the daemon of the connection's life.
+    final class Recorder: ConnectionEvents {
+        var opened = 0
+        var closed = 0
+        var received: [UInt32] = []
+        func connectionOpened(channel: Channel, kind: ClientConnection.Kind, peer: PeerCredentials?) -> ClientConnection? {
+            opened += 1
+            return ClientConnection(channel: channel, kind: kind, identity: "test")
+        }
+        func received(_ envelope: Envelope, from connection: ClientConnection) { received.append(envelope.id) }
+        func protocolViolation(_ text: String, on connection: ClientConnection) {}
+        func peerFinishedSending(_ connection: ClientConnection) {}
+        func connectionEnded(_ connection: ClientConnection, error: Error) {}
+        func connectionClosed(_ connection: ClientConnection) { closed += 1 }
+        func readBatchEnded() {}
+    }
+
+    func handler(_ recorder: Recorder) -> ConnectionHandler {
+        ConnectionHandler(events: recorder, kind: .app("a"), maximumFrameLength: 64)
+    }
+
+    @Test("a handler added to a channel already active opens the connection at once, and only once; its frames and its end reach the daemon")
+    func addedToAnActiveChannel() throws {
+        let recorder = Recorder()
+        let channel = EmbeddedChannel()
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/x")).wait()
+        try channel.pipeline.syncOperations.addHandler(handler(recorder))
+        #expect(recorder.opened == 1)
+        channel.pipeline.fireChannelActive()
+        #expect(recorder.opened == 1)
+        try channel.writeInbound(channel.allocator.buffer(bytes: Frame.encode(Envelope(id: 7, .query(topic: "status")))))
+        #expect(recorder.received == [7])
+        _ = try channel.finish()
+        #expect(recorder.closed == 1)
+    }
+
+    @Test("a handler added before the channel is active opens the connection when it becomes active, once")
+    func addedBeforeActivation() throws {
+        let recorder = Recorder()
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(handler(recorder))
+        #expect(recorder.opened == 0)
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/x")).wait()
+        #expect(recorder.opened == 1)
+        _ = try channel.finish()
+        #expect(recorder.closed == 1)
+    }
+
+    /// Hands each launch's connection to the test and starts nothing.
+    final class RecordingLauncher: AppLaunching {
+        let given = Mutex<[Channel?]>([])
+        let prepared = Mutex(0)
+
+        func prepareConnection(on loop: EventLoop) -> EventLoopFuture<PreparedAppConnection>? {
+            prepared.withLock { $0 += 1 }
+            return PreparedAppConnection.make(on: loop)
+        }
+
+        func launch(_ bundle: AppBundle, connection: PreparedAppConnection?) throws(AppLauncher.SpawnError) -> any LaunchedProcess {
+            let channel = connection?.channel
+            given.withLock { $0.append(channel) }
+            guard let connection else { throw AppLauncher.SpawnError(description: "no connection prepared") }
+            let appEnd = connection.takeAppEnd()
+            close(appEnd)
+            return AppProcess(bundleID: bundle.id, pid: 1, pidfd: -1, channelFD: connection.daemonFD, prepared: connection.channel)
+        }
+    }
+
+    @Test("the supervisor hands a launch the connection prepared ahead, already a channel; prepares the next after it; and closes the one it holds when stopping")
+    func supervisorKeepsOneReady() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let launcher = RecordingLauncher()
+        let supervisor = try loop.submit {
+            NIOLoopBound(ProcessSupervisor(loop: loop, launcher: launcher, logger: Logger(label: "prepared") { _ in SwiftLogNoOpLogHandler() }), eventLoop: loop)
+        }.wait()
+        func held() throws -> Channel? { try loop.submit { supervisor.value.prepared?.channel }.wait() }
+        func waitForOne() throws -> Channel {
+            let by = Date().addingTimeInterval(10)
+            while Date() < by {
+                if let channel = try held() { return channel }
+                usleep(1_000)
+            }
+            throw HarnessFailure("no connection was prepared within 10 s")
+        }
+
+        try loop.submit { supervisor.value.prepareConnection(after: .zero) }.wait()
+        let first = try waitForOne()
+        #expect(first.isActive)
+        let bundle = AppBundle(id: "a", name: "a", path: "/nonexistent/a.app", executable: "a", schemes: [])
+        let process = try loop.submit { try supervisor.value.launch(bundle) }.wait()
+        #expect(process.pid == 1)
+        let given = launcher.given.withLock { $0 }
+        #expect(given.count == 1)
+        #expect(given.first ?? nil === first, "the launch was not given the connection prepared ahead")
+        #expect(try held() == nil, "the connection given to the launch is still held")
+
+        let second = try waitForOne()
+        #expect(second !== first)
+        #expect(launcher.prepared.withLock { $0 } == 2)
+        try loop.submit { supervisor.value.beginStopping() }.wait()
+        #expect(try held() == nil)
+        try second.closeFuture.wait()
+        // Stopping also ends the preparing: a later launch gets none.
+        try loop.submit { supervisor.value.prepareConnection(after: .zero) }.wait()
+        usleep(20_000)
+        #expect(try held() == nil)
+        #expect(launcher.prepared.withLock { $0 } == 2)
+    }
+}
+
+struct HarnessFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
