@@ -247,12 +247,18 @@ struct LSBench: ParsableCommand {
     ///
     /// The three kinds of sample alternate one by one (floor, the app's start, the cold
     /// open), and each starts from the same state: no xyz running (the daemon has seen the
-    /// last one go) and `coldPause` µs of nothing just before it. Taken as three runs one
+    /// last one go and has done what it defers after a launch) and `coldPause` µs of nothing
+    /// just before it. Taken as three runs one
     /// after the other, the app's starts ran back to back on a CPU still busy from the one
     /// before, while every cold open came after killing the app and polling `running`, with
     /// millisecond sleeps, until the daemon had seen it go: a virtual CPU left idle that long
     /// halts and is slower to wake, so the ratio compared unlike states, and the VM's drift
     /// between the two runs fell on one side only (PERFORMANCE.md).
+    /// Microseconds the cold rows wait after each cold open: longer than the daemon's
+    /// settling after a launch (`ProcessSupervisor.settling`, 10 ms), so its deferred work
+    /// never falls inside the next sample.
+    static let afterLaunch: UInt32 = 20_000
+
     func coldOpenRows(_ report: Report, client: LaunchServicesClient, work: String, daemon: pid_t) throws -> [UInt64] {
         let floor = peerBinDir.map({ $0 + "/static_true" }).flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
         var floorSamples: [UInt64] = [], spawnSamples: [UInt64] = [], coldSamples: [UInt64] = []
@@ -281,6 +287,9 @@ struct LSBench: ParsableCommand {
             for timing in outcome.timings { phases[timing.phase, default: []].append(timing.nanoseconds) }
             totals.append(outcome.totalNanoseconds ?? 0)
             try terminateApp(client: client)
+            // What the daemon does 10 ms after a launch (the next launch's connection, the
+            // app's output first heard) is done before the next sample's pause begins.
+            usleep(Self.afterLaunch)
         }
         var floorRow: Row?
         if floor != nil {

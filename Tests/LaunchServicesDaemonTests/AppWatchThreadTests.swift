@@ -73,6 +73,30 @@ struct AppWatchThreadTests {
         #expect(recorder.removedCount == 1)
     }
 
+    @Test("registered unheard (a launching app's log pipe): bytes waiting are not heard until `hear`, then at once; a hang-up is heard meanwhile; `hear` after the registration is gone does nothing")
+    func unheardUntilHear() async throws {
+        let (readEnd, writeEnd) = try pipePair()
+        defer { close(readEnd); close(writeEnd) }
+        let recorder = Recorder(fd: readEnd, plan: [.stop])
+        #expect(AppWatchThread.shared.add(readEnd, recorder, heard: false))
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(recorder.calls.isEmpty, "a registration made unheard was heard")
+        AppWatchThread.shared.hear(recorder)
+        try await eventually { recorder.calls.count == 1 }
+        try await eventually { recorder.removedCount == 1 }
+        AppWatchThread.shared.hear(recorder)
+        #expect(recorder.calls.count == 1)
+
+        let (otherRead, otherWrite) = try pipePair()
+        defer { close(otherRead) }
+        let hangUp = Recorder(fd: otherRead, plan: [.stop])
+        #expect(AppWatchThread.shared.add(otherRead, hangUp, heard: false))
+        close(otherWrite)
+        try await eventually { hangUp.calls.count == 1 }
+    }
+
     @Test("an exit is reported after the app's last lines are in its log")
     func exitAfterLastLines() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("appwatch-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path

@@ -75,13 +75,26 @@ struct PreparedAppConnectionTests {
             let channel = connection?.channel
             given.withLock { $0.append(channel) }
             guard let connection else { throw AppLauncher.SpawnError(description: "no connection prepared") }
-            let appEnd = connection.takeAppEnd()
-            close(appEnd)
-            return AppProcess(bundleID: bundle.id, pid: 1, pidfd: -1, channelFD: connection.daemonFD, prepared: connection.channel)
+            close(connection.takeAppEnd())
+            return QuietProcess(bundleID: bundle.id)
         }
     }
 
-    @Test("the supervisor hands a launch the connection prepared ahead, already a channel; prepares the next after it; and closes the one it holds when stopping")
+    /// A launched process that records when its output starts being heard.
+    final class QuietProcess: LaunchedProcess {
+        let bundleID: String
+        let pid: Int32 = 1
+        let heardAt = Mutex<ContinuousClock.Instant?>(nil)
+        init(bundleID: String) { self.bundleID = bundleID }
+        func signal(_ sig: Int32) {}
+        func watchExit(_ onExit: @escaping @Sendable (LaunchServicesCore.ExitStatus) -> Void) {}
+        func connect(on loop: EventLoop, initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Channel> {
+            loop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+        }
+        func hearOutput() { heardAt.withLock { $0 = .now } }
+    }
+
+    @Test("the supervisor hands a launch the connection prepared ahead, already a channel; 10 ms later hears the app's output and prepares the next; and closes the one it holds when stopping")
     func supervisorKeepsOneReady() throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
@@ -104,8 +117,9 @@ struct PreparedAppConnectionTests {
         let first = try waitForOne()
         #expect(first.isActive)
         let bundle = AppBundle(id: "a", name: "a", path: "/nonexistent/a.app", executable: "a", schemes: [])
-        let process = try loop.submit { try supervisor.value.launch(bundle) }.wait()
-        #expect(process.pid == 1)
+        let launchedAt = ContinuousClock.now
+        let process = try #require(try loop.submit { try supervisor.value.launch(bundle) }.wait() as? QuietProcess)
+        #expect(process.heardAt.withLock { $0 } == nil, "the app's output was heard as it launched")
         let given = launcher.given.withLock { $0 }
         #expect(given.count == 1)
         #expect(given.first ?? nil === first, "the launch was not given the connection prepared ahead")
@@ -113,6 +127,8 @@ struct PreparedAppConnectionTests {
 
         let second = try waitForOne()
         #expect(second !== first)
+        let heardAt = try #require(process.heardAt.withLock { $0 }, "the app's output was never heard")
+        #expect(heardAt - launchedAt >= .milliseconds(10), "the app's output was heard \(heardAt - launchedAt) after the launch")
         #expect(launcher.prepared.withLock { $0 } == 2)
         try loop.submit { supervisor.value.beginStopping() }.wait()
         #expect(try held() == nil)

@@ -20,10 +20,13 @@ package protocol LaunchedProcess: SupervisedProcess {
     /// the connection took (the rest is the channel's to write first). None where there is
     /// no descriptor (the testing kit's apps).
     func prewrite(_ bytes: [UInt8]) -> Int
+    /// The app's launch is settled: what it prints is read from now on (`AppProcess`).
+    func hearOutput()
 }
 
 extension LaunchedProcess {
     package func prewrite(_ bytes: [UInt8]) -> Int { 0 }
+    package func hearOutput() {}
 }
 
 /// Starts apps. The daemon uses `AppLauncher` (a spawn with a socketpair as fd 3);

@@ -64,7 +64,8 @@ public enum AppOutput: Sendable, Equatable {
             // Draining before the spawn: a watch the kernel refuses leaves the app the daemon's
             // own output, never a pipe nobody reads (or one already closed, whose first write
             // would kill the app with SIGPIPE).
-            guard let drain = AppLogDrain.start(readEnd: fds[0], path: folder + "/" + bundleID + ".log", maximumBytes: maximumBytes) else {
+            // Not heard yet: a launching app's first lines wake no thread (`AppProcess.hearOutput`).
+            guard let drain = AppLogDrain.start(readEnd: fds[0], path: folder + "/" + bundleID + ".log", maximumBytes: maximumBytes, heard: false) else {
                 close(fds[1])
                 return nil
             }
@@ -179,10 +180,11 @@ final class AppLogDrain: AppWatched {
 
     /// Starts draining `readEnd` (closed when the drain ends) into the file at `path`, which
     /// is made only when something is written; `nil` (the descriptor closed) when the watch
-    /// thread cannot take it.
-    static func start(readEnd: Int32, path: String, maximumBytes: Int, rest: UInt64 = AppLogDrain.rest) -> AppLogDrain? {
+    /// thread cannot take it. `heard` false: what the pipe holds is read only from `hear` on
+    /// (or at the app's exit, or at end of file).
+    static func start(readEnd: Int32, path: String, maximumBytes: Int, rest: UInt64 = AppLogDrain.rest, heard: Bool = true) -> AppLogDrain? {
         let drain = AppLogDrain(readEnd: readEnd, path: path, maximumBytes: maximumBytes, rest: rest)
-        guard AppWatchThread.shared.add(readEnd, drain) else {
+        guard AppWatchThread.shared.add(readEnd, drain, heard: heard) else {
             drain.removed()
             return nil
         }
@@ -196,6 +198,11 @@ final class AppLogDrain: AppWatched {
         // A pipe's read end has no status flags but its access mode, which F_SETFL ignores.
         _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
         state = Mutex(State(file: file, buffer: .allocate(byteCount: min(64 * 1024, max(file.maximumBytes, 512)), alignment: 1)))
+    }
+
+    /// Starts reading the pipe (a drain started with `heard` false).
+    func hear() {
+        AppWatchThread.shared.hear(self)
     }
 
     func readable(on thread: AppWatchThread) -> AppWatchNext {

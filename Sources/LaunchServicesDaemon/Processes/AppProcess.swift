@@ -49,6 +49,13 @@ public final class AppProcess: LaunchedProcess, Sendable {
         }
     }
 
+    /// Starts reading the app's output pipe, drained into its log file. Its drain is
+    /// registered unheard at the spawn: the lines a launching app prints wake no thread while
+    /// it launches; they wait in the pipe (up to `AppLogDrain.pipeBytes`).
+    package func hearOutput() {
+        output?.hear()
+    }
+
     /// Sends a signal through the pidfd; harmless when the process already exited.
     public func signal(_ sig: Int32) {
         _ = ls_pidfd_send_signal(pidfd, sig)

@@ -73,19 +73,32 @@ final class AppWatchThread: Sendable {
         }.start()
     }
 
-    /// Starts listening to `fd` for `watched`. False (errno set) when the kernel refuses the
-    /// registration; the caller then still owns the descriptor.
-    func add(_ fd: Int32, _ watched: any AppWatched) -> Bool {
+    /// Starts listening to `fd` for `watched`; `heard` false: registered, but its data is
+    /// not heard until `hear` (a hang-up or an error still is). False (errno set) when the
+    /// kernel refuses the registration; the caller then still owns the descriptor.
+    func add(_ fd: Int32, _ watched: any AppWatched, heard: Bool = true) -> Bool {
         let token = nextToken.add(1, ordering: .relaxed).oldValue
         // In the table before the kernel can report it.
         registrations.withLock { $0[token] = Registration(fd: fd, watched: watched) }
-        guard ls_epoll_add(epollFD, fd, token, 1) == 0 else {
+        guard ls_epoll_add(epollFD, fd, token, heard ? 1 : 0) == 0 else {
             let code = errno
             registrations.withLock { _ = $0.removeValue(forKey: token) }
             errno = code
             return false
         }
         return true
+    }
+
+    /// Starts hearing the data of `watched`'s descriptor, registered with `heard` false (any
+    /// thread; no thread is woken unless data is waiting). Nothing when it is gone. The
+    /// table's lock is held across the `epoll_ctl`: a registration is taken out of the table
+    /// before its descriptor is closed, so the call never reaches a descriptor number
+    /// closed and reused meanwhile.
+    func hear(_ watched: any AppWatched) {
+        registrations.withLock { table in
+            guard let (token, registration) = table.first(where: { $0.value.watched === watched }) else { return }
+            _ = ls_epoll_arm(epollFD, registration.fd, token, 1)
+        }
     }
 
     /// Stops listening for `watched`, on this thread (an exit's handler finishing its app's

@@ -32,9 +32,10 @@ final class ProcessSupervisor {
     private var preparing = false
     /// Stopping, or the launcher makes no connections ahead: none is made.
     private var preparesNone = false
-    /// How long after a launch the next connection is made: after the app's own start, on
-    /// a machine with fewer CPUs than runnable processes, rather than during it.
-    static let preparationDelay: TimeAmount = .milliseconds(10)
+    /// How long after a launch its app's output is first read and the next launch's
+    /// connection is made: after the app's own start, which, on a machine with fewer CPUs
+    /// than runnable processes, that work would otherwise slow.
+    static let settling: TimeAmount = .milliseconds(10)
 
     init(loop: EventLoop, launcher: any AppLaunching, logger: Logger) {
         self.loop = loop
@@ -51,37 +52,57 @@ final class ProcessSupervisor {
     func isRunning(_ app: String) -> Bool { processes[app] != nil }
 
     /// Launches `bundle` and watches it. The caller adopts its connection (`connect`), on
-    /// the connection prepared ahead when there is one; the next is made shortly after.
+    /// the connection prepared ahead when there is one. `settling` later the app's output is
+    /// heard and the next connection made.
     func launch(_ bundle: AppBundle) throws(AppLauncher.SpawnError) -> any LaunchedProcess {
         let connection = prepared
         prepared = nil
-        defer { prepareConnection(after: Self.preparationDelay) }
-        let process = try launcher.launch(bundle, connection: connection)
+        let process: any LaunchedProcess
+        do {
+            process = try launcher.launch(bundle, connection: connection)
+        } catch {
+            prepareConnection(after: Self.settling)
+            throw error
+        }
         hasSpawned = true
         track(process)
+        loop.assumeIsolated().scheduleTask(in: Self.settling) { [self] in
+            process.hearOutput()
+            makeConnection()
+        }
         return process
     }
 
     /// Makes the connection the next launch will use, `delay` from now, unless one is ready
-    /// or on its way. A connection that cannot be made now (descriptors run out) is tried
-    /// again at the next launch, which makes its own meanwhile.
+    /// or on its way.
     func prepareConnection(after delay: TimeAmount) {
-        guard prepared == nil, !preparing, !preparesNone else { return }
+        guard needsConnection else { return }
         preparing = true
         loop.assumeIsolated().scheduleTask(in: delay) { [self] in
-            guard !preparesNone, let making = launcher.prepareConnection(on: loop) else {
-                preparing = false
-                preparesNone = true
-                return
-            }
-            making.assumeIsolated().whenComplete { [self] result in
-                preparing = false
-                guard case .success(let connection) = result else { return }
-                if preparesNone || prepared != nil {
-                    connection.discard()
-                } else {
-                    prepared = connection
-                }
+            preparing = false
+            makeConnection()
+        }
+    }
+
+    private var needsConnection: Bool { prepared == nil && !preparing && !preparesNone }
+
+    /// Makes the next launch's connection now, unless one is ready or on its way. One that
+    /// cannot be made now (descriptors run out) is tried again after the next launch, which
+    /// makes its own meanwhile.
+    private func makeConnection() {
+        guard needsConnection else { return }
+        guard let making = launcher.prepareConnection(on: loop) else {
+            preparesNone = true
+            return
+        }
+        preparing = true
+        making.assumeIsolated().whenComplete { [self] result in
+            preparing = false
+            guard case .success(let connection) = result else { return }
+            if preparesNone || prepared != nil {
+                connection.discard()
+            } else {
+                prepared = connection
             }
         }
     }
