@@ -111,11 +111,17 @@ public final class FrameConnection {
     public func receive(waitingFor what: @autoclosure () -> String, deadline: ContinuousClock.Instant?) throws(ClientError) -> Envelope {
         while true {
             if let envelope = try bufferedEnvelope() { return envelope }
+            // `poll`'s timeout is worked out here, beside the deadline, though only a
+            // descriptor that does not block polls: worked out where it polls, the same code
+            // cost every answer 780 instructions more (scripts/bench-counts, client: 15,938
+            // against 15,157; the compiler's doing, not the arithmetic's).
+            var timeoutMs: Int32 = -1
             var left: Int64?
             if let deadline {
                 let (s, atto) = (deadline - .now).components
                 left = s &* 1_000_000_000 &+ atto / 1_000_000_000
                 if left! <= 0 { throw .timedOut(waitingFor: what(), after: .zero) }
+                timeoutMs = Int32(clamping: left! / 1_000_000 + 1)
             }
             if readsBlock, try limitReads(to: left) {
                 // A timeout comes back as EAGAIN, and the loop looks at the deadline again.
@@ -123,7 +129,7 @@ public final class FrameConnection {
                 continue
             }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, left.map { Int32(clamping: $0 / 1_000_000 + 1) } ?? -1)
+            let ready = poll(&pfd, 1, timeoutMs)
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw .system(call: "poll", errno: errno)
