@@ -241,6 +241,11 @@ struct LSBench: ParsableCommand {
                           log: log, timeout: 30, poll: poll)
     }
 
+    /// Microseconds the cold rows wait after each cold open: longer than the daemon's
+    /// settling after a launch (`ProcessSupervisor.settling`, 10 ms), so its deferred work
+    /// never falls inside the next sample.
+    static let afterLaunch: UInt32 = 20_000
+
     /// Cold open vs. starting the same app executable (it exits at once outside the daemon),
     /// and the static floor; a note gives each launch phase's median as the daemon timed it,
     /// and another the CPU each thread of the daemon and of the app used inside the opens.
@@ -254,11 +259,6 @@ struct LSBench: ParsableCommand {
     /// millisecond sleeps, until the daemon had seen it go: a virtual CPU left idle that long
     /// halts and is slower to wake, so the ratio compared unlike states, and the VM's drift
     /// between the two runs fell on one side only (PERFORMANCE.md).
-    /// Microseconds the cold rows wait after each cold open: longer than the daemon's
-    /// settling after a launch (`ProcessSupervisor.settling`, 10 ms), so its deferred work
-    /// never falls inside the next sample.
-    static let afterLaunch: UInt32 = 20_000
-
     func coldOpenRows(_ report: Report, client: LaunchServicesClient, work: String, daemon: pid_t) throws -> [UInt64] {
         let floor = peerBinDir.map({ $0 + "/static_true" }).flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
         var floorSamples: [UInt64] = [], spawnSamples: [UInt64] = [], coldSamples: [UInt64] = []

@@ -35,4 +35,35 @@ struct PreparedConnectionTests {
             }
         }
     }
+
+    @Test("spawns that fail (an executable the kernel cannot run), each on the connection prepared ahead: the opens fail as launchFailed, and the daemon holds after the third the descriptors it held after the first")
+    func failedSpawns() throws {
+        let h = try DaemonHarness(apps: [.test("alpha")])
+        defer { h.stop() }
+        // Still an executable file in its bundle (the registration stands), but not a program:
+        // execve fails with ENOEXEC.
+        let executable = h.appsFolder + "/alpha.app/lstestapp"
+        try FileManager.default.removeItem(atPath: executable)
+        try "not a program\n".write(toFile: executable, atomically: false, encoding: .utf8)
+        #expect(chmod(executable, 0o755) == 0)
+        // The first failure also starts what lives as long as the daemon (the app watch
+        // thread's epoll): the count after it is the one to keep.
+        var settled: Int?
+        for i in 0..<3 {
+            let client = try LaunchServicesClient(socketPath: h.socket, program: "prepared-connection-tests")
+            let outcome = try client.open("alpha:fail/\(i)", timeout: .seconds(30))
+            client.close()
+            #expect(!outcome.opened)
+            #expect(outcome.error?.code == .launchFailed, "open \(i): \(outcome.error?.message ?? "")")
+            if let settled {
+                try h.eventually("the daemon holds \(settled) descriptors again after failed spawn \(i)", within: 5) {
+                    DescriptorLimit.openDescriptors(h.daemonPID) == settled
+                }
+            } else {
+                // The connection that replaces the one the failure discarded is made 10 ms later.
+                usleep(300_000)
+                settled = DescriptorLimit.openDescriptors(h.daemonPID)
+            }
+        }
+    }
 }

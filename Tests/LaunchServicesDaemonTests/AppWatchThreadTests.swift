@@ -95,6 +95,9 @@ struct AppWatchThreadTests {
         #expect(AppWatchThread.shared.add(otherRead, hangUp, heard: false))
         close(otherWrite)
         try await eventually { hangUp.calls.count == 1 }
+        // Forgotten by the thread before its descriptor is closed here (a number closed
+        // first could be reused by a test running beside this one, and lose its registration).
+        try await eventually { hangUp.removedCount == 1 }
     }
 
     @Test("an exit is reported after the app's last lines are in its log")

@@ -257,7 +257,8 @@ final class ActionExecutor {
         report(.spawned(app: app, pid: process.pid))
         logger.debug("spawned \(app) (pid \(process.pid))", metadata: ["bundle_id": "\(app)", "pid": "\(process.pid)"])
         if prelude != nil { welcomedAtSpawn.insert(app) } else { welcomedAtSpawn.remove(app) }
-        // The prelude goes straight into the connection, before NIO adopts it; the channel
+        // The prelude goes straight into the connection, before its channel has written
+        // anything (or before NIO adopts it, without a prepared connection); the channel
         // writes what the socket did not take (an annotation near the frame limit goes
         // twice), first, as the app reads.
         var rest: [UInt8] = []

@@ -78,7 +78,8 @@ public enum AppOutput: Sendable, Equatable {
 struct PreparedOutput {
     let stdout: Int32
     let stderr: Int32
-    /// The drain of the pipe behind `stdout` (files only), already listening.
+    /// The drain of the pipe behind `stdout` (files only), registered with the app watch
+    /// thread but not heard yet (`AppProcess.hearOutput`).
     let drain: AppLogDrain?
 
     /// After spawn (or a failed one): closes the daemon's copies of the app's ends. The drain

@@ -79,7 +79,12 @@ public final class AppProcess: LaunchedProcess, Sendable {
     /// now, or the daemon's end of the socketpair adopted into a new one.
     package func connect(on loop: EventLoop, initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Channel> {
         if let prepared {
-            return initialize(prepared).map { prepared }
+            // As the bootstrap does for a channel it adopts: one whose pipeline cannot be
+            // built is closed, not left registered with nothing to read it.
+            return initialize(prepared).map { prepared }.flatMapError { error in
+                prepared.close(promise: nil)
+                return loop.makeFailedFuture(error)
+            }
         }
         return ClientBootstrap(group: loop).channelInitializer(initialize).withConnectedSocket(channelFD)
     }
@@ -128,8 +133,12 @@ public struct AppLauncher: AppLaunching {
         PreparedAppConnection.make(on: loop)
     }
 
+    /// For a caller without the supervisor, which hears a launched app's output once its
+    /// launch has settled: this one hears it at once.
     public func spawn(_ bundle: AppBundle) throws(SpawnError) -> AppProcess {
-        try spawn(bundle, connection: nil)
+        let process = try spawn(bundle, connection: nil)
+        process.hearOutput()
+        return process
     }
 
     /// `spawn`, with the app's connection `connection` when one was prepared (on a failure

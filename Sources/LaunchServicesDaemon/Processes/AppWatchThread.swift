@@ -47,7 +47,8 @@ final class AppWatchThread: Sendable {
 
     private let epollFD: Int32
     /// Registrations by token. Written by `add` (any thread) and by this thread when one
-    /// stops; the lock is held only for the dictionary operation.
+    /// stops; the lock is held only for the dictionary operation, and by `hear` across its
+    /// `epoll_ctl`.
     private let registrations = Mutex<[UInt64: Registration]>([:])
     private let nextToken = Atomic<UInt64>(1)
     /// Rests in progress, by token: when each ends. Touched only on this thread; the lock,
