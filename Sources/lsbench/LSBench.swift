@@ -288,7 +288,8 @@ struct LSBench: ParsableCommand {
             totals.append(outcome.totalNanoseconds ?? 0)
             try terminateApp(client: client)
             // What the daemon does 10 ms after a launch (the next launch's connection, the
-            // app's output first heard) is done before the next sample's pause begins.
+            // app's output first heard) is done before the next sample's pause begins (a
+            // pause in the bench's own process, between samples; nothing waits on it).
             usleep(Self.afterLaunch)
         }
         var floorRow: Row?

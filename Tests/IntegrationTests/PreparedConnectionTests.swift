@@ -7,6 +7,20 @@ import Testing
 /// each cold open uses the one made after the launch before, and none is left behind.
 @Suite("Launches on connections prepared ahead")
 struct PreparedConnectionTests {
+    /// After the first of a series of opens: the daemon's descriptor count, once the
+    /// connection it makes 10 ms after a launch is there. After each later one: waits (5 s at
+    /// most) until the daemon holds that many again, and fails naming `what` if it does not.
+    private func descriptorsSettle(_ h: DaemonHarness, _ settled: inout Int?, after what: String) throws {
+        if let settled {
+            try h.eventually("the daemon holds \(settled) descriptors again after \(what)", within: 5) {
+                DescriptorLimit.openDescriptors(h.daemonPID) == settled
+            }
+        } else {
+            usleep(300_000)
+            settled = DescriptorLimit.openDescriptors(h.daemonPID)
+        }
+    }
+
     @Test("five cold opens in a row, each after the app before was killed: every one launches and delivers, and the daemon then holds the descriptors it held after the first")
     func coldOpensInARow() throws {
         let h = try DaemonHarness(apps: [.test("alpha")])
@@ -23,16 +37,9 @@ struct PreparedConnectionTests {
             let pid = try #require(try h.running().first { $0.id == "test.alpha" }?.pid)
             kill(pid, SIGKILL)
             try h.eventually("the daemon saw alpha \(pid) go") { try !h.running().contains { $0.pid == pid } }
-            // The next connection is made shortly after each launch; the killed app's
-            // descriptors (its connection, pidfd, log pipe) close as its exit is handled.
-            if let settled {
-                try h.eventually("the daemon holds \(settled) descriptors again after cold open \(i)", within: 5) {
-                    DescriptorLimit.openDescriptors(h.daemonPID) == settled
-                }
-            } else {
-                usleep(300_000)
-                settled = DescriptorLimit.openDescriptors(h.daemonPID)
-            }
+            // The killed app's descriptors (its connection, pidfd, log pipe) close as its
+            // exit is handled.
+            try descriptorsSettle(h, &settled, after: "cold open \(i)")
         }
     }
 
@@ -55,15 +62,8 @@ struct PreparedConnectionTests {
             client.close()
             #expect(!outcome.opened)
             #expect(outcome.error?.code == .launchFailed, "open \(i): \(outcome.error?.message ?? "")")
-            if let settled {
-                try h.eventually("the daemon holds \(settled) descriptors again after failed spawn \(i)", within: 5) {
-                    DescriptorLimit.openDescriptors(h.daemonPID) == settled
-                }
-            } else {
-                // The connection that replaces the one the failure discarded is made 10 ms later.
-                usleep(300_000)
-                settled = DescriptorLimit.openDescriptors(h.daemonPID)
-            }
+            // The connection that replaces the one the failure discarded is made 10 ms later.
+            try descriptorsSettle(h, &settled, after: "failed spawn \(i)")
         }
     }
 }
