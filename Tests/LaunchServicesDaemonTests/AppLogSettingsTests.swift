@@ -54,4 +54,49 @@ struct AppLogSettingsTests {
         #expect(AppLogFile.isSafeName("com.acme.todolist"))
         for id in ["", ".", "..", "a/b", "../x", "a\0b"] { #expect(!AppLogFile.isSafeName(id)) }
     }
+
+    /// Waits (at most 10 s) for `condition`.
+    private func eventually(_ what: String, _ condition: () -> Bool) throws {
+        let by = Date().addingTimeInterval(10)
+        while !condition() {
+            guard Date() < by else { throw AppLogFailure("\(what) did not happen within 10 s") }
+            usleep(2_000)
+        }
+    }
+
+    @Test("a log pipe made ahead of its app's launch: named at the launch, what the app writes reaches ID.log; one never given to an app writes no file")
+    func pipeMadeAhead() throws {
+        try TemporaryFolder.with { root throws in
+            let output = AppOutput.files(folder: root + "/logs", maximumBytes: 1 << 20)
+            let ahead = try #require(output.prepareAhead())
+            #expect(ahead.stdout == ahead.stderr)
+            let named = try #require(output.prepare(bundleID: "com.acme.a", ahead: ahead))
+            #expect(named.stdout == ahead.stdout, "the launch made a pipe of its own instead of the one made ahead")
+            // The app's line, then its end: the drain (not heard yet) still takes all at the hang-up.
+            let line = Array("launched\n".utf8)
+            #expect(line.withUnsafeBytes { write(named.stdout, $0.baseAddress, $0.count) } == line.count)
+            let drain = try #require(named.spawned(true))
+            drain.hear()
+            try eventually("the line in com.acme.a.log") {
+                (try? String(contentsOfFile: root + "/logs/com.acme.a.log", encoding: .utf8)) == "launched\n"
+            }
+
+            // Discarded (the daemon stopping): its drain ends at the end of file, and writes nothing.
+            let unused = try #require(output.prepareAhead())
+            let unusedLine = Array("never\n".utf8)
+            _ = unusedLine.withUnsafeBytes { write(unused.stdout, $0.baseAddress, $0.count) }
+            unused.discard()
+            // An unsafe name gets no file: the pipe made ahead is discarded, not handed on.
+            let refused = try #require(output.prepareAhead())
+            #expect(output.prepare(bundleID: "../x", ahead: refused) == nil)
+            usleep(50_000)
+            let files = try FileManager.default.contentsOfDirectory(atPath: root + "/logs")
+            #expect(files == ["com.acme.a.log"], "files in the log folder: \(files)")
+        }
+    }
+}
+
+struct AppLogFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -65,6 +65,13 @@ struct PreparedAppConnectionTests {
     final class RecordingLauncher: AppLaunching {
         let given = Mutex<[Channel?]>([])
         let prepared = Mutex(0)
+        /// Whether a launch without a prepared connection fails (as no real one does: it
+        /// makes its own socketpair).
+        let requiresConnection: Bool
+
+        init(requiresConnection: Bool = true) {
+            self.requiresConnection = requiresConnection
+        }
 
         func prepareConnection(on loop: EventLoop) -> EventLoopFuture<PreparedAppConnection>? {
             prepared.withLock { $0 += 1 }
@@ -74,7 +81,10 @@ struct PreparedAppConnectionTests {
         func launch(_ bundle: AppBundle, connection: PreparedAppConnection?) throws(AppLauncher.SpawnError) -> any LaunchedProcess {
             let channel = connection?.channel
             given.withLock { $0.append(channel) }
-            guard let connection else { throw AppLauncher.SpawnError(description: "no connection prepared") }
+            guard let connection else {
+                if requiresConnection { throw AppLauncher.SpawnError(description: "no connection prepared") }
+                return QuietProcess(bundleID: bundle.id)
+            }
             close(connection.takeAppEnd())
             return QuietProcess(bundleID: bundle.id)
         }
@@ -138,6 +148,36 @@ struct PreparedAppConnectionTests {
         usleep(20_000)
         #expect(try held() == nil)
         #expect(launcher.prepared.withLock { $0 } == 2)
+    }
+}
+
+extension PreparedAppConnectionTests {
+    @Test("launches closer together than the settling time: each app's output is heard no sooner than 10 ms after its own launch, every one is heard, and one connection is prepared after them")
+    func launchesWhileSettling() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let launcher = RecordingLauncher(requiresConnection: false)
+        let supervisor = try loop.submit {
+            NIOLoopBound(ProcessSupervisor(loop: loop, launcher: launcher, logger: Logger(label: "settling") { _ in SwiftLogNoOpLogHandler() }), eventLoop: loop)
+        }.wait()
+        var launched: [(at: ContinuousClock.Instant, process: QuietProcess)] = []
+        for name in ["a", "b", "c"] {
+            let bundle = AppBundle(id: name, name: name, path: "/nonexistent/\(name).app", executable: name, schemes: [])
+            let at = ContinuousClock.now
+            let process = try #require(try loop.submit { try supervisor.value.launch(bundle) }.wait() as? QuietProcess)
+            launched.append((at, process))
+            usleep(3_000)
+        }
+        let by = ContinuousClock.now + .seconds(10)
+        while launched.contains(where: { $0.process.heardAt.withLock { $0 } == nil }), ContinuousClock.now < by { usleep(1_000) }
+        for (at, process) in launched {
+            let heardAt = try #require(process.heardAt.withLock { $0 }, "\(process.bundleID)'s output was never heard")
+            #expect(heardAt - at >= .milliseconds(10), "\(process.bundleID)'s output was heard \(heardAt - at) after its launch")
+        }
+        let prepared = try loop.submit { supervisor.value.prepared != nil }.wait()
+        #expect(prepared, "no connection was prepared once the launches settled")
+        try loop.submit { supervisor.value.beginStopping() }.wait()
     }
 }
 

@@ -44,33 +44,50 @@ public enum AppOutput: Sendable, Equatable {
     }
 
     /// The descriptors to give one app as its fd 1 and 2, and what to do with them once it
-    /// is spawned. `nil` when none can be made: the app then inherits the daemon's own.
-    func prepare(bundleID: String) -> PreparedOutput? {
+    /// is spawned: `ahead` (made by `prepareAhead`, while nothing launched) when there is
+    /// one, else made now. `nil` when none can be made: the app then inherits the daemon's own.
+    func prepare(bundleID: String, ahead: PreparedOutput? = nil) -> PreparedOutput? {
         switch self {
         case .journal:
+            // (A journal stream carries the app's name in its header: none is made ahead.)
+            ahead?.discard()
             guard let out = JournalStream.open(identifier: bundleID, priority: 6, levelPrefix: true) else { return nil }
             guard let err = JournalStream.open(identifier: bundleID, priority: 3, levelPrefix: true) else {
                 close(out)
                 return nil
             }
             return PreparedOutput(stdout: out, stderr: err, drain: nil)
-        case .files(let folder, let maximumBytes):
-            guard AppLogFile.isSafeName(bundleID) else { return nil }
-            var fds: [Int32] = [-1, -1]
-            guard ls_pipe_cloexec(&fds) == 0 else { return nil }
-            // Room for what an app prints while its drain rests (`AppLogDrain.rest`); Linux
-            // lets an unprivileged process ask for up to 1 MiB. Pages are taken only as filled.
-            _ = fcntl(fds[0], 1031 /* F_SETPIPE_SZ */, AppLogDrain.pipeBytes)
-            // Draining before the spawn: a watch the kernel refuses leaves the app the daemon's
-            // own output, never a pipe nobody reads (or one already closed, whose first write
-            // would kill the app with SIGPIPE).
-            // Not heard yet: a launching app's first lines wake no thread (`AppProcess.hearOutput`).
-            guard let drain = AppLogDrain.start(readEnd: fds[0], path: folder + "/" + bundleID + ".log", maximumBytes: maximumBytes, heard: false) else {
-                close(fds[1])
+        case .files(let folder, _):
+            guard AppLogFile.isSafeName(bundleID) else {
+                ahead?.discard()
                 return nil
             }
-            return PreparedOutput(stdout: fds[1], stderr: fds[1], drain: drain)
+            guard let output = ahead ?? prepareAhead() else { return nil }
+            output.drain?.name(folder + "/" + bundleID + ".log")
+            return output
         }
+    }
+
+    /// A log pipe for the next app launched, made before its launch: the pipe, its size and
+    /// its drain's registration cost about as much as the executable's check, and made at
+    /// launch they ran while the new app waited for the CPU. Its drain is named by
+    /// `prepare(bundleID:ahead:)`. `nil` for the journal (a stream is made for its app).
+    func prepareAhead() -> PreparedOutput? {
+        guard case .files(_, let maximumBytes) = self else { return nil }
+        var fds: [Int32] = [-1, -1]
+        guard ls_pipe_cloexec(&fds) == 0 else { return nil }
+        // Room for what an app prints while its drain rests (`AppLogDrain.rest`); Linux
+        // lets an unprivileged process ask for up to 1 MiB. Pages are taken only as filled.
+        _ = fcntl(fds[0], 1031 /* F_SETPIPE_SZ */, AppLogDrain.pipeBytes)
+        // Draining before the spawn: a watch the kernel refuses leaves the app the daemon's
+        // own output, never a pipe nobody reads (or one already closed, whose first write
+        // would kill the app with SIGPIPE).
+        // Not heard yet: a launching app's first lines wake no thread (`AppProcess.hearOutput`).
+        guard let drain = AppLogDrain.start(readEnd: fds[0], maximumBytes: maximumBytes, heard: false) else {
+            close(fds[1])
+            return nil
+        }
+        return PreparedOutput(stdout: fds[1], stderr: fds[1], drain: drain)
     }
 }
 
@@ -90,12 +107,20 @@ struct PreparedOutput {
         if stderr != stdout { close(stderr) }
         return ok ? drain : nil
     }
+
+    /// Never given to an app (the daemon stopping, a spawn that did not happen): the
+    /// descriptors are closed, and the drain ends at the end of file that makes.
+    func discard() {
+        _ = spawned(false)
+    }
 }
 
 /// A per-app log file, rotated to `PATH.1` when a write would take it past `maximumBytes`.
 /// Used only by its drain, under the drain's lock.
 final class AppLogFile {
-    let path: String
+    /// Empty for a pipe made ahead of its app's launch, until it is named: nothing it reads
+    /// before then (there is no writer but the daemon) is written anywhere.
+    var path: String
     let maximumBytes: Int
     private var fd: Int32 = -1
     private var size = 0
@@ -113,6 +138,7 @@ final class AppLogFile {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) {
+        guard !path.isEmpty else { return }
         if fd < 0 { openFile() }
         guard fd >= 0 else { return }
         if size > 0, size + bytes.count > maximumBytes {
@@ -180,10 +206,11 @@ final class AppLogDrain: AppWatched {
     }
 
     /// Starts draining `readEnd` (closed when the drain ends) into the file at `path`, which
-    /// is made only when something is written; `nil` (the descriptor closed) when the watch
+    /// is made only when something is written (`path` empty: named later, by `name`, for a
+    /// pipe made ahead of its app's launch); `nil` (the descriptor closed) when the watch
     /// thread cannot take it. `heard` false: what the pipe holds is read only from `hear` on
     /// (or at the app's exit, or at end of file).
-    static func start(readEnd: Int32, path: String, maximumBytes: Int, rest: UInt64 = AppLogDrain.rest, heard: Bool = true) -> AppLogDrain? {
+    static func start(readEnd: Int32, path: String = "", maximumBytes: Int, rest: UInt64 = AppLogDrain.rest, heard: Bool = true) -> AppLogDrain? {
         let drain = AppLogDrain(readEnd: readEnd, path: path, maximumBytes: maximumBytes, rest: rest)
         guard AppWatchThread.shared.add(readEnd, drain, heard: heard) else {
             drain.removed()
@@ -199,6 +226,12 @@ final class AppLogDrain: AppWatched {
         // A pipe's read end has no status flags but its access mode, which F_SETFL ignores.
         _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
         state = Mutex(State(file: file, buffer: .allocate(byteCount: min(64 * 1024, max(file.maximumBytes, 512)), alignment: 1)))
+    }
+
+    /// Names the log file of a drain started without one (made ahead of its app's launch),
+    /// before the app can write to the pipe.
+    func name(_ path: String) {
+        state.withLock { $0.file.path = path }
     }
 
     /// Starts reading the pipe (a drain started with `heard` false).

@@ -130,7 +130,7 @@ public struct AppLauncher: AppLaunching {
     }
 
     package func prepareConnection(on loop: EventLoop) -> EventLoopFuture<PreparedAppConnection>? {
-        PreparedAppConnection.make(on: loop)
+        PreparedAppConnection.make(on: loop, output: output?.prepareAhead())
     }
 
     /// For a caller without the supervisor, which hears a launched app's output once its
@@ -175,7 +175,7 @@ public struct AppLauncher: AppLaunching {
         ]
         var pid: pid_t = 0
         var pidfd: Int32 = -1
-        let prepared = output?.prepare(bundleID: bundle.id)
+        let prepared = output?.prepare(bundleID: bundle.id, ahead: connection?.takeOutput())
         let rc = withCStrings([path]) { argv in
             baseStrings.with(own) { envp in
                 ls_spawn_app_pidfd(&pid, &pidfd, path, argv, envp, appEnd, prepared?.stdout ?? -1, prepared?.stderr ?? -1)

@@ -32,6 +32,10 @@ final class ProcessSupervisor {
     private var preparing = false
     /// Stopping, or the launcher makes no connections ahead: none is made.
     private var preparesNone = false
+    /// Launches whose output is not heard yet, with when it will be, oldest first.
+    private var settlingApps: [(at: NIODeadline, process: any LaunchedProcess)] = []
+    /// The timer for the first of `settlingApps`, while there is one.
+    private var settleTimer: NIOScheduledCallback?
     /// How long after a launch its app's output is first read and the next launch's
     /// connection is made: after the app's own start, which, on a machine with fewer CPUs
     /// than runnable processes, that work would otherwise slow.
@@ -66,11 +70,34 @@ final class ProcessSupervisor {
         }
         hasSpawned = true
         track(process)
-        loop.assumeIsolated().scheduleTask(in: Self.settling) { [self] in
-            process.hearOutput()
-            makeConnection()
-        }
+        settlingApps.append((loop.now + Self.settling, process))
+        if settleTimer == nil { scheduleSettling() }
         return process
+    }
+
+    /// Sets the one settling timer for the earliest launch not yet settled. A callback, not
+    /// a scheduled task: a task's promise and future, made on every launch, cost about as
+    /// much as the executable's check, while the new app waited for the CPU. A loop that
+    /// will not take it (shutting down) settles at once: the app's output is heard.
+    private func scheduleSettling() {
+        guard let first = settlingApps.first else { return }
+        do {
+            settleTimer = try loop.assumeIsolated().scheduleCallback(at: first.at, handler: SettleCallback(supervisor: self))
+        } catch {
+            settled(until: nil)
+        }
+    }
+
+    /// Hears the output of the launches settled by `until` (every one, when nil), makes the
+    /// next launch's connection, and sets the timer for the next launch still settling.
+    fileprivate func settled(until now: NIODeadline?) {
+        settleTimer = nil
+        while let first = settlingApps.first, now.map({ first.at <= $0 }) ?? true {
+            settlingApps.removeFirst()
+            first.process.hearOutput()
+        }
+        makeConnection()
+        scheduleSettling()
     }
 
     /// Makes the connection the next launch will use, `delay` from now, unless one is ready
@@ -184,5 +211,19 @@ final class ProcessSupervisor {
     func endAdopted() -> Int {
         guard adopting else { return 0 }
         return AdoptedProcesses.endAll { self.appByPID[$0] != nil }
+    }
+}
+
+/// The supervisor's settling timer (`ProcessSupervisor.scheduleSettling`). Called on the loop.
+private struct SettleCallback: NIOScheduledCallbackHandler {
+    let supervisor: ProcessSupervisor
+
+    func handleScheduledCallback(eventLoop: some EventLoop) {
+        supervisor.settled(until: eventLoop.now)
+    }
+
+    /// The loop shut down first: what the apps printed is still read.
+    func didCancelScheduledCallback(eventLoop: some EventLoop) {
+        supervisor.settled(until: nil)
     }
 }
