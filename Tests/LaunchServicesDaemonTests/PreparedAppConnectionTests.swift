@@ -181,6 +181,23 @@ extension PreparedAppConnectionTests {
     }
 }
 
+extension PreparedAppConnectionTests {
+    @Test("a loop that shuts down while a launch settles: the app's output is heard then, and no connection is made")
+    func shutdownWhileSettling() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let launcher = RecordingLauncher(requiresConnection: false)
+        let supervisor = try loop.submit {
+            NIOLoopBound(ProcessSupervisor(loop: loop, launcher: launcher, logger: Logger(label: "shutdown") { _ in SwiftLogNoOpLogHandler() }), eventLoop: loop)
+        }.wait()
+        let bundle = AppBundle(id: "a", name: "a", path: "/nonexistent/a.app", executable: "a", schemes: [])
+        let process = try #require(try loop.submit { try supervisor.value.launch(bundle) }.wait() as? QuietProcess)
+        try group.syncShutdownGracefully()
+        #expect(process.heardAt.withLock { $0 } != nil, "the app's output was never heard")
+        #expect(launcher.prepared.withLock { $0 } == 0, "a connection was made while the loop shut down")
+    }
+}
+
 struct HarnessFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

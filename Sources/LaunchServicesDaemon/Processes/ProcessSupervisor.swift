@@ -84,20 +84,29 @@ final class ProcessSupervisor {
         do {
             settleTimer = try loop.assumeIsolated().scheduleCallback(at: first.at, handler: SettleCallback(supervisor: self))
         } catch {
-            settled(until: nil)
+            loopEnded()
         }
     }
 
-    /// Hears the output of the launches settled by `until` (every one, when nil), makes the
-    /// next launch's connection, and sets the timer for the next launch still settling.
-    fileprivate func settled(until now: NIODeadline?) {
+    /// Hears the output of the launches settled by `now`, makes the next launch's
+    /// connection, and sets the timer for the next launch still settling.
+    fileprivate func settled(by now: NIODeadline) {
         settleTimer = nil
-        while let first = settlingApps.first, now.map({ first.at <= $0 }) ?? true {
+        while let first = settlingApps.first, first.at <= now {
             settlingApps.removeFirst()
             first.process.hearOutput()
         }
         makeConnection()
         scheduleSettling()
+    }
+
+    /// The loop is shutting down (or will not take the timer): every launched app's output
+    /// is heard now, and no connection is made.
+    fileprivate func loopEnded() {
+        settleTimer = nil
+        let settling = settlingApps
+        settlingApps = []
+        for entry in settling { entry.process.hearOutput() }
     }
 
     /// Makes the connection the next launch will use, `delay` from now, unless one is ready
@@ -219,11 +228,11 @@ private struct SettleCallback: NIOScheduledCallbackHandler {
     let supervisor: ProcessSupervisor
 
     func handleScheduledCallback(eventLoop: some EventLoop) {
-        supervisor.settled(until: eventLoop.now)
+        supervisor.settled(by: eventLoop.now)
     }
 
     /// The loop shut down first: what the apps printed is still read.
     func didCancelScheduledCallback(eventLoop: some EventLoop) {
-        supervisor.settled(until: nil)
+        supervisor.loopEnded()
     }
 }
