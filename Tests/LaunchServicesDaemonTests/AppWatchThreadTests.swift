@@ -41,11 +41,15 @@ struct AppWatchThreadTests {
         return (fds[0], fds[1])
     }
 
-    /// Waits (at most 20 s) until `condition` holds.
-    private func eventually(_ condition: () -> Bool) async throws {
+    /// Waits (at most 20 s) until `condition` holds; on a timeout the failure names `what`
+    /// and whatever `state` says then.
+    private func eventually(_ what: String = "the condition", state: () -> String = { "" }, _ condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(20)
         while !condition() {
-            try #require(ContinuousClock.now < deadline, "timed out")
+            if ContinuousClock.now >= deadline {
+                let described = state()
+                throw HarnessFailure("timed out after 20 s waiting for \(what)\(described.isEmpty ? "" : "; \(described)")")
+            }
             try await Task.sleep(for: .milliseconds(2))
         }
     }
@@ -133,18 +137,49 @@ struct AppWatchThreadTests {
             let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
             heard.withLock { $0 = (status, text.split(separator: "\n").count) }
         }
-        try await eventually { ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").hasPrefix("line-0\n") }
+        // What a timeout says: whether the script still runs (and in which state), what the
+        // log holds, and whether its exit was heard.
+        func state() -> String {
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)).map { String($0.prefix(60)) } ?? "no /proc entry"
+            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            return "script pid \(pid): \(stat); the log holds \(text.utf8.count) bytes; exit heard: \(String(describing: heard.withLock { $0.status }))"
+        }
+        try await eventually("line-0 in the log", state: state) { ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").hasPrefix("line-0\n") }
         // The script opens the FIFO for reading right after its first line: until then a
         // non-blocking open for writing fails with ENXIO.
         var go: Int32 = -1
-        try await eventually {
+        var openError: Int32 = 0
+        try await eventually("the script to open its FIFO", state: { "open: errno \(openError); " + state() }) {
             go = open(fifo, O_WRONLY | O_NONBLOCK)
+            openError = go < 0 ? errno : 0
             return go >= 0
         }
         _ = write(go, "\n", 1)
         close(go)
-        try await eventually { heard.withLock { $0.status != nil } }
+        try await eventually("the exit to be heard", state: state) { heard.withLock { $0.status != nil } }
         #expect(heard.withLock { $0.status } == .exited(7))
         #expect(heard.withLock { $0.lines } == 2000)
+    }
+
+    @Test("after an app's exit is heard, its process object's pidfd is still its own: a signal sent through it finds the process gone (ESRCH), never a reused descriptor")
+    func pidfdKeptUntilReleased() async throws {
+        var pid: pid_t = 0
+        var pidfd: Int32 = -1
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup("exit 3"), nil]
+        defer { argv.forEach { free($0) } }
+        let envp: [UnsafeMutablePointer<CChar>?] = [nil]
+        try #require(ls_spawn_app_pidfd(&pid, &pidfd, "/bin/sh", argv, envp, -1, -1, -1) == 0)
+        let process = AppProcess(bundleID: "test.pidfd", pid: pid, pidfd: pidfd)
+        let heard = Mutex<LaunchServicesCore.ExitStatus?>(nil)
+        process.watchExit { status in heard.withLock { $0 = status } }
+        try await eventually { heard.withLock { $0 } != nil }
+        #expect(heard.withLock { $0 } == .exited(3))
+        // The watch thread forgets the registration right after reporting the exit; the
+        // supervisor may still signal the app (a deadline, a suspension) until the loop
+        // has heard of it.
+        try await Task.sleep(for: .milliseconds(50))
+        errno = 0
+        #expect(ls_pidfd_send_signal(process.pidfd, 0) == -1)
+        #expect(errno == ESRCH, "signalling through the exited app's pidfd gave errno \(errno), not ESRCH: its descriptor was closed (and its number free for another)")
     }
 }

@@ -9,6 +9,8 @@ import NIOPosix
 public final class AppProcess: LaunchedProcess, Sendable {
     public let bundleID: String
     public let pid: Int32
+    /// Open as long as this object lives (closed in `deinit`), so a signal sent through it
+    /// can never reach another process that a reused descriptor number would name.
     let pidfd: Int32
     /// The daemon's end of the socketpair (-1 for an app started by hand, which connected
     /// to the socket instead).
@@ -28,21 +30,24 @@ public final class AppProcess: LaunchedProcess, Sendable {
         self.prepared = prepared
     }
 
+    deinit {
+        if pidfd >= 0 { close(pidfd) }
+    }
+
     /// Calls `onExit` once, on the app watch thread, when the process has exited and been
     /// reaped, after what it printed is in its log.
     public func watchExit(_ onExit: @escaping @Sendable (ExitStatus) -> Void) {
-        let watch = ExitWatch(pidfd: pidfd, output: output, onExit: onExit)
+        let watch = ExitWatch(process: self, output: output, onExit: onExit)
         guard AppWatchThread.shared.add(pidfd, watch) else {
             // The kernel refused the registration (out of memory): without it the exit would
             // never be heard, and the app would hold its slot for ever. It is ended instead,
             // and reaped on a thread of its own (not the caller's, the event loop). Its drain
             // stops by itself at the end of file the exit makes.
             signal(SIGKILL)
-            let pid = self.pid, pidfd = self.pidfd
+            let pid = self.pid
             Thread {
                 var status: Int32 = 0
                 while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-                close(pidfd)
                 onExit(.signaled(SIGKILL))
             }.start()
             return
