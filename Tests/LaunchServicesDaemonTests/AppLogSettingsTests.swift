@@ -64,7 +64,7 @@ struct AppLogSettingsTests {
         }
     }
 
-    @Test("a log pipe made ahead of its app's launch: named at the launch, what the app writes reaches ID.log; one never given to an app writes no file")
+    @Test("a log pipe made ahead of its app's launch: named at the launch, what the app writes reaches ID.log; one discarded, or refused for an unsafe name, ends its drain")
     func pipeMadeAhead() throws {
         try TemporaryFolder.with { root throws in
             let output = AppOutput.files(folder: root + "/logs", maximumBytes: 1 << 20)
@@ -81,15 +81,17 @@ struct AppLogSettingsTests {
                 (try? String(contentsOfFile: root + "/logs/com.acme.a.log", encoding: .utf8)) == "launched\n"
             }
 
-            // Discarded (the daemon stopping): its drain ends at the end of file, and writes nothing.
+            // Discarded (the daemon stopping): its write end closed, the drain ends at the end
+            // of file that makes (a write end left open would keep it registered for ever).
             let unused = try #require(output.prepareAhead())
-            let unusedLine = Array("never\n".utf8)
-            _ = unusedLine.withUnsafeBytes { write(unused.stdout, $0.baseAddress, $0.count) }
+            let unusedDrain = try #require(unused.drain)
             unused.discard()
+            try eventually("the discarded pipe's drain to end") { !AppWatchThread.shared.isRegistered(unusedDrain) }
             // An unsafe name gets no file: the pipe made ahead is discarded, not handed on.
             let refused = try #require(output.prepareAhead())
+            let refusedDrain = try #require(refused.drain)
             #expect(output.prepare(bundleID: "../x", ahead: refused) == nil)
-            usleep(50_000)
+            try eventually("the refused pipe's drain to end") { !AppWatchThread.shared.isRegistered(refusedDrain) }
             let files = try FileManager.default.contentsOfDirectory(atPath: root + "/logs")
             #expect(files == ["com.acme.a.log"], "files in the log folder: \(files)")
         }

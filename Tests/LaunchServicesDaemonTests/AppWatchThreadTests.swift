@@ -41,6 +41,37 @@ struct AppWatchThreadTests {
         return (fds[0], fds[1])
     }
 
+    /// A child spawned from a thread of its own, which lives until `finish`: the child's
+    /// death signal (`PR_SET_PDEATHSIG`, set by the spawn) is tied to the spawning *thread*,
+    /// and the Swift concurrency worker an async test runs on may end while the test awaits,
+    /// which would kill the child with SIGKILL in the middle of the test.
+    final class SpawnedOnOwnThread: @unchecked Sendable {
+        private(set) var rc: Int32 = -1
+        private(set) var pid: pid_t = 0
+        private(set) var pidfd: Int32 = -1
+        private let ended = DispatchSemaphore(value: 0)
+
+        init(_ script: String, output: Int32 = -1) {
+            let spawned = DispatchSemaphore(value: 0)
+            Thread { [self] in
+                let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(script), nil]
+                let envp: [UnsafeMutablePointer<CChar>?] = [nil]
+                var pid: pid_t = 0
+                var pidfd: Int32 = -1
+                rc = ls_spawn_app_pidfd(&pid, &pidfd, "/bin/sh", argv, envp, -1, output, output)
+                self.pid = pid
+                self.pidfd = pidfd
+                argv.forEach { free($0) }
+                spawned.signal()
+                ended.wait()
+            }.start()
+            spawned.wait()
+        }
+
+        /// Lets the spawning thread end (once the child is gone, or killed).
+        func finish() { ended.signal() }
+    }
+
     /// Waits (at most 20 s) until `condition` holds; on a timeout the failure names `what`
     /// and whatever `state` says then.
     private func eventually(_ what: String = "the condition", state: () -> String = { "" }, _ condition: () -> Bool) async throws {
@@ -118,10 +149,11 @@ struct AppWatchThreadTests {
         // test has seen that line in the file, the others and the exit, within the rest: what
         // is still in the pipe when the exit is heard must be in the file when it is reported.
         let script = "echo line-0; read go < '\(fifo)'; printf 'line-%d\\n' $(seq 1 1999); exit 7"
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(script), nil]
-        defer { argv.forEach { free($0) } }
-        let envp: [UnsafeMutablePointer<CChar>?] = [nil]
-        let rc = ls_spawn_app_pidfd(&pid, &pidfd, "/bin/sh", argv, envp, -1, writeEnd, writeEnd)
+        let spawner = SpawnedOnOwnThread(script, output: writeEnd)
+        defer { spawner.finish() }
+        let rc = spawner.rc
+        pid = spawner.pid
+        pidfd = spawner.pidfd
         // Kept open here, as a process the app started would keep it: the app's exit then
         // does not end the pipe, so only the exit's handler can take the last lines (at end
         // of file the drain would wake by itself, even while it rests).
@@ -163,23 +195,27 @@ struct AppWatchThreadTests {
 
     @Test("after an app's exit is heard, its process object's pidfd is still its own: a signal sent through it finds the process gone (ESRCH), never a reused descriptor")
     func pidfdKeptUntilReleased() async throws {
-        var pid: pid_t = 0
-        var pidfd: Int32 = -1
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup("exit 3"), nil]
-        defer { argv.forEach { free($0) } }
-        let envp: [UnsafeMutablePointer<CChar>?] = [nil]
-        try #require(ls_spawn_app_pidfd(&pid, &pidfd, "/bin/sh", argv, envp, -1, -1, -1) == 0)
-        let process = AppProcess(bundleID: "test.pidfd", pid: pid, pidfd: pidfd)
+        let spawner = SpawnedOnOwnThread("exit 3")
+        defer { spawner.finish() }
+        try #require(spawner.rc == 0)
+        var process: AppProcess? = AppProcess(bundleID: "test.pidfd", pid: spawner.pid, pidfd: spawner.pidfd)
+        weak let released = process
         let heard = Mutex<LaunchServicesCore.ExitStatus?>(nil)
-        process.watchExit { status in heard.withLock { $0 = status } }
-        try await eventually { heard.withLock { $0 } != nil }
+        process?.watchExit { status in heard.withLock { $0 = status } }
+        try await eventually("the exit to be heard") { heard.withLock { $0 } != nil }
         #expect(heard.withLock { $0 } == .exited(3))
         // The watch thread forgets the registration right after reporting the exit; the
         // supervisor may still signal the app (a deadline, a suspension) until the loop
         // has heard of it.
-        try await Task.sleep(for: .milliseconds(50))
-        errno = 0
-        #expect(ls_pidfd_send_signal(process.pidfd, 0) == -1)
-        #expect(errno == ESRCH, "signalling through the exited app's pidfd gave errno \(errno), not ESRCH: its descriptor was closed (and its number free for another)")
+        try await eventually("the exit's registration to be forgotten") { process.map { !AppWatchThread.shared.isWatchingExit(of: $0) } ?? true }
+        let pidfd = try #require(process?.pidfd)
+        let rc = ls_pidfd_send_signal(pidfd, 0)
+        let code = errno
+        #expect(rc == -1)
+        #expect(code == ESRCH, "signalling through the exited app's pidfd gave errno \(code), not ESRCH: its descriptor was closed (and its number free for another)")
+        // Once nothing holds the process (the watch thread neither), it is released, and
+        // with it its pidfd.
+        process = nil
+        try await eventually("the process object to be released") { released == nil }
     }
 }

@@ -85,7 +85,8 @@ struct PreparedAppConnectionTests {
                 if requiresConnection { throw AppLauncher.SpawnError(description: "no connection prepared") }
                 return QuietProcess(bundleID: bundle.id)
             }
-            close(connection.takeAppEnd())
+            // Nothing here reads it: closed, as a launch that failed would.
+            connection.discard()
             return QuietProcess(bundleID: bundle.id)
         }
     }
@@ -188,7 +189,9 @@ extension PreparedAppConnectionTests {
         let loop = group.next()
         let launcher = RecordingLauncher(requiresConnection: false)
         let supervisor = try loop.submit {
-            NIOLoopBound(ProcessSupervisor(loop: loop, launcher: launcher, logger: Logger(label: "shutdown") { _ in SwiftLogNoOpLogHandler() }), eventLoop: loop)
+            // Settling long after the shutdown: however late the shutdown runs on a loaded
+            // machine, the launch has not settled by itself.
+            NIOLoopBound(ProcessSupervisor(loop: loop, launcher: launcher, logger: Logger(label: "shutdown") { _ in SwiftLogNoOpLogHandler() }, settling: .seconds(600)), eventLoop: loop)
         }.wait()
         let bundle = AppBundle(id: "a", name: "a", path: "/nonexistent/a.app", executable: "a", schemes: [])
         let process = try #require(try loop.submit { try supervisor.value.launch(bundle) }.wait() as? QuietProcess)

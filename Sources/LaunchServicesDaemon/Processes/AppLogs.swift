@@ -195,8 +195,9 @@ final class AppLogDrain: AppWatched {
     private let readEnd: Int32
     /// `rest`, or another length for a test.
     private let restNanoseconds: UInt64
-    /// What a drain changes. Only the watch thread touches it after `start`, so the lock is
-    /// never contended; it lets the compiler check that nothing else does.
+    /// What a drain changes. After `start` only the watch thread touches it, but for the
+    /// loop naming the file once (`name`), before the app that writes to the pipe exists:
+    /// the lock is hardly ever contended; it lets the compiler check that nothing else does.
     private let state: Mutex<State>
 
     private struct State: ~Copyable {

@@ -54,9 +54,10 @@ public final class AppProcess: LaunchedProcess, Sendable {
         }
     }
 
-    /// Starts reading the app's output pipe, drained into its log file. Its drain is
-    /// registered unheard at the spawn: the lines a launching app prints wake no thread while
-    /// it launches; they wait in the pipe (up to `AppLogDrain.pipeBytes`).
+    /// Starts reading the app's output pipe, drained into its log file. Its drain was
+    /// registered unheard when the pipe was made (ahead of the launch, or at it): the lines a
+    /// launching app prints wake no thread while it launches; they wait in the pipe (up to
+    /// `AppLogDrain.pipeBytes`).
     package func hearOutput() {
         output?.hear()
     }

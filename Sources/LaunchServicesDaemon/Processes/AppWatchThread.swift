@@ -102,6 +102,16 @@ final class AppWatchThread: Sendable {
         }
     }
 
+    /// Whether `watched` is still registered (not yet stopped and forgotten): for tests.
+    func isRegistered(_ watched: any AppWatched) -> Bool {
+        registrations.withLock { table in table.values.contains { $0.watched === watched } }
+    }
+
+    /// Whether `process`'s exit is still watched: for tests.
+    func isWatchingExit(of process: AppProcess) -> Bool {
+        registrations.withLock { table in table.values.contains { ($0.watched as? ExitWatch)?.process === process } }
+    }
+
     /// Stops listening for `watched`, on this thread (an exit's handler finishing its app's
     /// drain); nothing when it was stopped already. Calls `removed`.
     func stop(_ watched: any AppWatched) {

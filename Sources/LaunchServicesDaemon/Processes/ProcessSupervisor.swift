@@ -40,11 +40,14 @@ final class ProcessSupervisor {
     /// connection is made: after the app's own start, which, on a machine with fewer CPUs
     /// than runnable processes, that work would otherwise slow.
     static let settling: TimeAmount = .milliseconds(10)
+    /// `settling`, or a longer one for a test that must act before a launch settles.
+    private let settlingTime: TimeAmount
 
-    init(loop: EventLoop, launcher: any AppLaunching, logger: Logger) {
+    init(loop: EventLoop, launcher: any AppLaunching, logger: Logger, settling: TimeAmount = ProcessSupervisor.settling) {
         self.loop = loop
         self.launcher = launcher
         self.logger = logger
+        settlingTime = settling
     }
 
     var isEmpty: Bool { processes.isEmpty }
@@ -65,12 +68,12 @@ final class ProcessSupervisor {
         do {
             process = try launcher.launch(bundle, connection: connection)
         } catch {
-            prepareConnection(after: Self.settling)
+            prepareConnection(after: settlingTime)
             throw error
         }
         hasSpawned = true
         track(process)
-        settlingApps.append((loop.now + Self.settling, process))
+        settlingApps.append((loop.now + settlingTime, process))
         if settleTimer == nil { scheduleSettling() }
         return process
     }
