@@ -140,7 +140,11 @@ public struct AppLauncher: AppLaunching {
     }
 
     /// For a caller without the supervisor, which hears a launched app's output once its
-    /// launch has settled: this one hears it at once.
+    /// launch has settled: this one hears it at once. Call it from a thread that lives as long
+    /// as the app should (the app's death signal is tied to the spawning thread, as `launch`
+    /// says): a Swift concurrency or Dispatch worker thread ends when it has been idle a
+    /// while, and the app is then killed (seen: a child spawned from a worker was killed
+    /// with SIGKILL after 25 s of idle).
     public func spawn(_ bundle: AppBundle) throws(SpawnError) -> AppProcess {
         let process = try spawn(bundle, connection: nil)
         process.hearOutput()
