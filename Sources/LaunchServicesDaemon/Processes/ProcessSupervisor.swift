@@ -32,10 +32,9 @@ final class ProcessSupervisor {
     private var preparing = false
     /// Stopping, or the launcher makes no connections ahead: none is made.
     private var preparesNone = false
-    /// Launches whose output is not heard yet, with when it will be, oldest first.
+    /// Launches whose output is not heard yet, with when it will be, oldest first. The
+    /// settling timer is set for the first exactly while there is one.
     private var settlingApps: [(at: NIODeadline, process: any LaunchedProcess)] = []
-    /// The timer for the first of `settlingApps`, while there is one.
-    private var settleTimer: NIOScheduledCallback?
     /// How long after a launch its app's output is first read and the next launch's
     /// connection is made: after the app's own start, which, on a machine with fewer CPUs
     /// than runnable processes, that work would otherwise slow.
@@ -74,7 +73,7 @@ final class ProcessSupervisor {
         hasSpawned = true
         track(process)
         settlingApps.append((loop.now + settlingTime, process))
-        if settleTimer == nil { scheduleSettling() }
+        if settlingApps.count == 1 { scheduleSettling() }
         return process
     }
 
@@ -85,7 +84,7 @@ final class ProcessSupervisor {
     private func scheduleSettling() {
         guard let first = settlingApps.first else { return }
         do {
-            settleTimer = try loop.assumeIsolated().scheduleCallback(at: first.at, handler: SettleCallback(supervisor: self))
+            try loop.assumeIsolated().scheduleCallback(at: first.at, handler: SettleCallback(supervisor: self))
         } catch {
             loopEnded()
         }
@@ -94,7 +93,6 @@ final class ProcessSupervisor {
     /// Hears the output of the launches settled by `now`, makes the next launch's
     /// connection, and sets the timer for the next launch still settling.
     fileprivate func settled(by now: NIODeadline) {
-        settleTimer = nil
         while let first = settlingApps.first, first.at <= now {
             settlingApps.removeFirst()
             first.process.hearOutput()
@@ -106,7 +104,6 @@ final class ProcessSupervisor {
     /// The loop is shutting down (or will not take the timer): every launched app's output
     /// is heard now, and no connection is made.
     fileprivate func loopEnded() {
-        settleTimer = nil
         let settling = settlingApps
         settlingApps = []
         for entry in settling { entry.process.hearOutput() }
